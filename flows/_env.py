@@ -1,0 +1,26 @@
+"""Environment for Prefect, set before Prefect is first imported (see stack notes).
+
+An embedded (ephemeral) Prefect API is started in-process when PREFECT_API_URL is not set;
+PREFECT_HOME defaults to ``data/.prefect`` under the repository so nothing is written to ~.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def configure() -> None:
+    os.environ.setdefault("PREFECT_HOME", str(REPO_ROOT / "data" / ".prefect"))
+    os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
+    logging.getLogger("great_expectations").setLevel(logging.WARNING)
+
+
+configure()

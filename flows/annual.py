@@ -1,0 +1,79 @@
+"""The annual run (spec sections 7 and 8) as a Prefect flow: thin over ``transforms.annual``."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_table_artifact
+from prefect.cache_policies import NO_CACHE
+
+from transforms import annual as steps
+from transforms import ledger
+from transforms.params import Parameters
+from transforms.pii import HashKey
+from transforms.settings import Settings
+
+
+@task(cache_policy=NO_CACHE)
+def stage(input_dir: Path, workdir: Path, key: HashKey) -> steps.StagedInputs:
+    return steps.stage_inputs(input_dir, workdir, key)
+
+
+@task(cache_policy=NO_CACHE)
+def compute(workdir: Path, tax_year: int, as_of: dt.date, params: Parameters, settings: Settings):
+    return steps.compute(steps.load_lake(workdir), tax_year, as_of, params, settings)
+
+
+@task(cache_policy=NO_CACHE)
+def decide_write_commit(
+    *,
+    workdir: Path,
+    out_dir: Path,
+    run_id: str,
+    tax_year: int,
+    as_of: dt.date,
+    params: Parameters,
+    settings: Settings,
+    staged: steps.StagedInputs,
+    result,
+    started_at: dt.datetime,
+) -> steps.RunSummary:
+    """Decide against the ledger, write outputs aside, commit the ledger, move the outputs."""
+    return steps.decide_and_commit(
+        workdir=workdir, out_dir=out_dir, run_id=run_id, kind="annual", tax_year=tax_year, as_of=as_of,
+        params=params, settings=settings, staged=staged, result=result, started_at=started_at,
+    )
+
+
+@flow(name="impcredit-annual", log_prints=False)
+def annual_flow(
+    input_dir: Path,
+    tax_year: int,
+    as_of: dt.date,
+    out_dir: Path,
+    workdir: Path,
+    params: Parameters,
+    settings: Settings,
+    key: HashKey,
+    wait_seconds: float = 0.0,
+) -> steps.RunSummary:
+    logger = get_run_logger()
+    started_at = ledger.now_utc()
+    with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
+        steps.clean_stale_staging(out_dir)
+        staged = stage(input_dir, workdir, key)
+        run_id = steps.new_run_id("annual", tax_year, staged.inputs_sha256)
+        result = compute(workdir, tax_year, as_of, params, settings)
+        summary = decide_write_commit(
+            workdir=workdir, out_dir=out_dir, run_id=run_id, tax_year=tax_year, as_of=as_of, params=params,
+            settings=settings, staged=staged, result=result, started_at=started_at,
+        )
+    logger.info("run %s committed: %d applications, awarded %.2f", run_id, summary.applications, summary.awarded)
+    create_table_artifact(
+        key=f"annual-{tax_year}",
+        table=[{"status": k, "applications": v} for k, v in summary.statuses.items()],
+        description=f"Annual run {run_id}: requested {summary.requested:,.2f}, awarded {summary.awarded:,.2f}",
+    )
+    return summary

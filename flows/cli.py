@@ -1,0 +1,198 @@
+"""The ``impcredit`` command line (typer + rich)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from flows import _env
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="New Jersey impairment tax credit (N.J.S.A. 34:11-56a40).")
+console = Console()
+err = Console(stderr=True)
+
+DATA = _env.REPO_ROOT / "data"
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code)
+
+
+def _known_errors() -> tuple[type[BaseException], ...]:
+    from pydantic import ValidationError
+
+    from transforms.annual import RunError
+    from transforms.ledger import LedgerError
+    from transforms.params import ParameterError
+    from transforms.pii import KeyError_
+    from transforms.staging import SubmissionError
+
+    return (RunError, LedgerError, ParameterError, KeyError_, SubmissionError, ValidationError, ValueError, OSError)
+
+
+def _parse_date(value: str | None, name: str) -> dt.date:
+    if value is None:
+        return dt.date.today()
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        _fail(f"{name} must be an ISO date like 2026-06-30, not {value!r}")
+        raise
+
+
+def _print_summary(summary) -> None:
+    from rich.panel import Panel
+
+    t = Table(show_header=False, box=None, pad_edge=False)
+    t.add_column(style="bold")
+    t.add_column(justify="right")
+    t.add_row("Run", summary.run_id)
+    t.add_row("Tax year / approval year", f"{summary.tax_year} / {summary.approval_year} (as of {summary.as_of})")
+    t.add_row("Policy", summary.policy)
+    t.add_row("Applications", f"{summary.applications:,}  " + ", ".join(f"{k} {v}" for k, v in summary.statuses.items()))
+    t.add_row("Employee-years (eligible)", f"{summary.employee_years:,} ({summary.eligible_employee_years:,})")
+    t.add_row("Requested", f"${summary.requested:,.2f}")
+    t.add_row("Awarded", f"${summary.awarded:,.2f}")
+    t.add_row("Approved earlier this year", f"${summary.approved_before:,.2f}")
+    t.add_row("Cap / cap left", f"${summary.cap:,.2f} / ${summary.cap_left:,.2f}")
+    if summary.rejected_rows:
+        t.add_row("Rejected input rows", f"[yellow]{summary.rejected_rows:,}[/] (see rejects.csv)")
+    t.add_row("Outputs", summary.out_dir)
+    for p in summary.outputs:
+        t.add_row("", Path(p).name)
+    t.add_row("Ledger", str(Path(summary.workdir) / "impcredit.duckdb"))
+    status = "completed with rejections" if summary.rejected_rows else "completed"
+    console.print(Panel(t, title=f"impcredit {summary.kind}: {status}", expand=False))
+    if summary.key_source == "demo":
+        console.print("[yellow]note:[/] ssn hashes use the built-in demo key; set IMPCREDIT_HMAC_KEY_FILE for real data.")
+
+
+@app.command()
+def annual(
+    input: Annotated[Path, typer.Option("--input", help="Submission folder (canonical layout, spec section 1).")],
+    tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year to compute.")],
+    as_of: Annotated[str | None, typer.Option("--as-of", help="As-of date (default today); its year is the approval year.")] = None,
+    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = DATA / "out",
+    workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.")] = DATA / "work",
+    cap: Annotated[float | None, typer.Option("--cap", help="Override the statutory annual cap (dollars).")] = None,
+    policy: Annotated[str, typer.Option("--policy", help="Cap rationing: fcfs or pro-rata.")] = "fcfs",
+    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.")] = 0.0,
+) -> None:
+    """Compute credits, decide applications against the cap and write the award files."""
+    as_of_date = _parse_date(as_of, "--as-of")
+    if not input.is_dir():
+        _fail(f"--input {input} is not a folder (expected the canonical submission layout: payroll/*.csv, applications.csv, ...)")
+    if policy not in ("fcfs", "pro-rata"):
+        _fail(f"--policy must be fcfs or pro-rata, not {policy!r}")
+    if cap is not None and cap < 0:
+        _fail("--cap must be a non-negative amount in dollars")
+    try:
+        from flows.annual import annual_flow
+        from transforms.params import load_parameters
+        from transforms.pii import load_key
+        from transforms.settings import AllocationSettings, Settings
+
+        settings = Settings(allocation=AllocationSettings(policy=policy, cap=cap))
+        params = load_parameters()
+        key = load_key()
+        with console.status("running the annual flow..."):
+            summary = annual_flow(
+                input_dir=input.resolve(), tax_year=tax_year, as_of=as_of_date, out_dir=out.resolve(),
+                workdir=workdir.resolve(), params=params, settings=settings, key=key, wait_seconds=wait,
+            )
+    except _known_errors() as exc:
+        _fail(str(exc))
+        return
+    _print_summary(summary)
+
+
+@app.command()
+def generate(
+    employers: Annotated[int, typer.Option("--employers", min=1, help="Number of employers.")] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same files).")] = 1,
+    out: Annotated[Path, typer.Option("--out", help="Folder to write the submission into.")] = DATA / "sample",
+    tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year the applications claim.")] = 2023,
+    vendor_mix: Annotated[bool, typer.Option("--vendor-mix", help="Write payroll in several vendor layouts.")] = False,
+) -> None:
+    """Write a realistic synthetic submission folder."""
+    try:
+        from transforms.generate import generate_submission
+
+        summary = generate_submission(out, employers=employers, seed=seed, tax_year=tax_year)
+        if vendor_mix:
+            import shutil
+            import tempfile
+
+            from transforms.vendor_writer import write_vendor_mix
+
+            with tempfile.TemporaryDirectory() as tmp:
+                canon = Path(tmp) / "canonical"
+                shutil.move(str(out), canon)
+                write_vendor_mix(canon, out, seed=seed)
+    except _known_errors() as exc:
+        _fail(str(exc))
+        return
+    console.print(
+        f"wrote {out}: {summary.employers:,} employers, {summary.payroll_rows:,} payroll rows in "
+        f"{summary.files} files, {summary.applications:,} applications, {summary.rostered:,} rostered employees"
+    )
+
+
+@app.command()
+def runs(
+    workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.")] = DATA / "work",
+) -> None:
+    """The run history of a workdir's ledger."""
+    import json
+
+    from transforms import ledger
+
+    path = workdir / "impcredit.duckdb"
+    if not path.exists():
+        _fail(f"no ledger at {path}")
+    try:
+        con = ledger.connect(path, read_only=True)
+        hist = ledger.runs_history(con)
+        con.close()
+    except _known_errors() as exc:
+        _fail(str(exc))
+        return
+    t = Table(title=f"runs in {path}")
+    for col in ("run", "kind", "tax year", "as of", "policy", "status", "applications", "requested", "awarded"):
+        t.add_column(col)
+    for r in hist.iter_rows(named=True):
+        s = json.loads(r["summary_json"])
+        t.add_row(
+            r["run_id"], r["kind"], str(r["tax_year"]) + (f" Q{r['quarter']}" if r["quarter"] else ""), str(r["as_of"]),
+            r["policy"], r["status"], str(s.get("applications", "")), f"{s.get('requested', 0):,.2f}", f"{s.get('awarded', 0):,.2f}",
+        )
+    console.print(t)
+
+
+def main() -> None:
+    import os
+
+    try:
+        app(standalone_mode=True)
+    except KeyboardInterrupt:
+        err.print("interrupted")
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except BaseException as exc:  # an unexpected failure: one line, no traceback (IMPCREDIT_DEBUG=1 shows it)
+        if os.environ.get("IMPCREDIT_DEBUG") == "1":
+            raise
+        err.print(f"[bold red]internal error:[/] {exc.__class__.__name__}: {exc}")
+        err.print("rerun with IMPCREDIT_DEBUG=1 for the full traceback")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+"""The ledger on real DuckDB files: reruns, the cap across runs, the waitlist, failed commits."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+
+from transforms import annual as steps
+from transforms import ledger
+from transforms.params import load_parameters
+from transforms.scenario import build_frames
+from transforms.settings import AllocationSettings, Settings
+
+PARAMS = load_parameters()
+
+
+def employer_case(n: int, received_at: str, hours_2023: float = 100, tax_year: int = 2023) -> dict:
+    return {
+        "employer_id": f"{100000000 + n}",
+        "application_id": f"APP-{tax_year}-{n:03d}",
+        "tax_year": tax_year,
+        "received_at": received_at,
+        "employees": [
+            {
+                "employee_id": "E1",
+                "ssn": f"222-33-{4000 + n:04d}",
+                "category": "general",
+                "months": {
+                    tax_year - 1: {"hours": 80, "rate": "minimum_wage"},
+                    tax_year: {"hours": hours_2023, "rate": "minimum_wage"},
+                },
+            }
+        ],
+    }
+
+
+def frames_for(cases: list[dict]) -> dict[str, pl.DataFrame]:
+    parts = [build_frames(c, PARAMS) for c in cases]
+    return {k: pl.concat([p[k] for p in parts]) for k in parts[0]}
+
+
+def run(tmp: Path, cases: list[dict], *, tax_year: int = 2023, as_of: str = "2024-07-01", cap: float | None = None,
+        policy: str = "fcfs", out: str = "out") -> steps.RunSummary:
+    workdir = tmp / "work"
+    frames = frames_for(cases)
+    staged = steps.StagedInputs(frames, pl.DataFrame(schema={c: pl.String for c in ("file", "line", "column", "value", "rule", "message")}),
+                                [{"path": "x.csv", "sha256": "0" * 64, "bytes": 1}], "demo", "test")
+    settings = Settings(allocation=AllocationSettings(cap=cap, policy=policy))
+    as_of_d = dt.date.fromisoformat(as_of)
+    result = steps.compute(frames, tax_year, as_of_d, PARAMS, settings)
+    run_id = steps.new_run_id("annual", tax_year, staged.inputs_sha256)
+    return steps.decide_and_commit(
+        workdir=workdir, out_dir=tmp / out, run_id=run_id, kind="annual", tax_year=tax_year, as_of=as_of_d,
+        params=PARAMS, settings=settings, staged=staged, result=result, started_at=ledger.now_utc(),
+    )
+
+
+def decisions(tmp: Path) -> pl.DataFrame:
+    con = duckdb.connect(str(tmp / "work" / "impcredit.duckdb"), read_only=True)
+    try:
+        return con.sql("SELECT * FROM decisions ORDER BY approval_year, application_id").pl()
+    finally:
+        con.close()
+
+
+def test_rerun_is_byte_identical_and_approves_nothing_twice(tmp_path):
+    cases = [employer_case(i, f"2024-02-0{i}T09:00:00") for i in range(1, 4)]
+    first = run(tmp_path, cases)
+    awards1 = (tmp_path / "out" / "awards.csv").read_bytes()
+    credits1 = (tmp_path / "out" / "employee_credits.csv").read_bytes()
+    second = run(tmp_path, cases)
+    assert (tmp_path / "out" / "awards.csv").read_bytes() == awards1
+    assert (tmp_path / "out" / "employee_credits.csv").read_bytes() == credits1
+    d = decisions(tmp_path)
+    assert d.height == 3  # nothing decided twice
+    assert first.awarded == second.awarded > 0
+    assert second.cap_left == first.cap_left  # the rerun approved nothing more
+
+
+def test_cap_holds_across_runs_and_new_applications_get_what_is_left(tmp_path):
+    cases = [employer_case(i, f"2024-02-0{i}T09:00:00") for i in range(1, 4)]
+    first = run(tmp_path, cases[:2], cap=700.00)
+    d1 = decisions(tmp_path)
+    assert d1["awarded_cents"].sum() <= 70000
+    # a later run sees a third application; only the cap left can go to it
+    second = run(tmp_path, cases, cap=700.00, as_of="2024-08-01")
+    d2 = decisions(tmp_path)
+    assert d2["awarded_cents"].sum() <= 70000
+    assert d2.filter(pl.col("application_id").is_in(d1["application_id"].implode()))["awarded_cents"].to_list() == d1[
+        "awarded_cents"
+    ].to_list()
+    assert second.cap_left >= 0 and first.cap_left >= second.cap_left
+
+
+def test_partial_and_waitlist_then_carry_into_next_approval_year(tmp_path):
+    cases = [employer_case(i, f"2024-02-0{i}T09:00:00") for i in range(1, 4)]
+    requested = run(tmp_path, cases, cap=10_000_000).requested
+    per_app = requested / 3
+    tmp2 = tmp_path / "capped"
+    tmp2.mkdir()
+    s = run(tmp2, cases, cap=round(per_app * 1.5, 2))
+    d = decisions(tmp2).sort("application_id")
+    assert d["status"].to_list() == ["APPROVED", "PARTIAL", "WAITLISTED"]
+    assert d["reasons"].to_list() == ["", "CAP_EXHAUSTED", "CAP_EXHAUSTED"]
+    assert s.cap_left == 0
+    # next approval year: a new application for tax year 2024 arrives, the 2023 waitlist goes first
+    new = employer_case(9, "2025-02-01T09:00:00", tax_year=2024)
+    s2 = run(tmp2, [new], tax_year=2024, as_of="2025-03-01", cap=round(per_app * 1.5, 2), out="out2025")
+    d2 = decisions(tmp2).filter(pl.col("approval_year") == 2025).sort("received_at")
+    assert d2["application_id"].to_list() == ["APP-2023-003", "APP-2024-009"]
+    assert d2["status"][0] == "APPROVED"  # the carried application is served first
+    awards = pl.read_csv(tmp2 / "out2025" / "awards.csv")
+    assert set(awards["application_id"]) == {"APP-2023-003", "APP-2024-009"}
+    assert s2.awarded <= s2.cap
+
+
+def test_failed_commit_leaves_no_outputs_and_no_ledger_rows(tmp_path, monkeypatch):
+    cases = [employer_case(1, "2024-02-01T09:00:00")]
+
+    def boom(*a, **k):
+        raise RuntimeError("killed before commit")
+
+    monkeypatch.setattr(ledger, "commit_run", boom)
+    with pytest.raises(RuntimeError):
+        run(tmp_path, cases)
+    assert not (tmp_path / "out" / "awards.csv").exists()
+    assert list((tmp_path / "out").glob(".staging-*")) == []
+    assert decisions(tmp_path).height == 0
+
+
+def test_ledger_refuses_to_exceed_the_cap(tmp_path):
+    con = ledger.connect(tmp_path / "l.duckdb")
+    row = {
+        "application_id": "A", "approval_year": 2024, "tax_year": 2023, "employer_id": "1", "employer_name": "x",
+        "county": "Mercer", "tax_type": "CBT", "received_at": dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
+        "requested_cents": 600, "awarded_cents": 600, "status": "APPROVED", "reasons": "", "run_id": "r1",
+    }
+    frame = pl.DataFrame([row]).cast({"approval_year": pl.Int32, "tax_year": pl.Int32})
+    rec = {"run_id": "r1", "kind": "annual", "tax_year": 2023, "quarter": None, "as_of": dt.date(2024, 7, 1),
+           "approval_year": 2024, "policy": "fcfs", "cap_cents": 500, "settings_json": "{}", "params_version": "v",
+           "inputs_sha256": "x", "status": "completed", "started_at": ledger.now_utc(),
+           "committed_at": ledger.now_utc(), "summary_json": "{}"}
+    with pytest.raises(ledger.LedgerError, match="over the cap"):
+        ledger.commit_run(con, rec, frame, [], 500)
+    assert con.sql("SELECT count(*) FROM decisions").fetchall()[0][0] == 0
+    assert con.sql("SELECT count(*) FROM runs").fetchall()[0][0] == 0
+    con.close()

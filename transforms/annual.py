@@ -1,0 +1,350 @@
+"""The steps of an annual run, as plain functions (the Prefect flow in ``flows/`` wires them).
+
+stage the submission -> compute credits -> decide against the ledger -> write outputs aside ->
+commit the ledger -> move the outputs into place.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import subprocess
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+import polars as pl
+from filelock import FileLock, Timeout
+
+from transforms import ledger
+from transforms.credits import CreditInputs, CreditResult, compute_credits, employee_output
+from transforms.decide import Decisions, awards_output, decide
+from transforms.outputs import (
+    StagedOutputs,
+    clean_stale_staging,
+    sha256_file,
+    write_csv,
+    write_json,
+)
+from transforms.params import Parameters
+from transforms.pii import HashKey
+from transforms.schema import STAGED
+from transforms.settings import Settings
+from transforms.staging import stage_submission
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+class RunError(RuntimeError):
+    """A run cannot proceed; the message says what to fix."""
+
+
+@dataclass
+class StagedInputs:
+    frames: dict[str, pl.DataFrame]
+    rejects: pl.DataFrame
+    files: list[dict]
+    key_source: str
+    key_id: str
+
+    @property
+    def inputs_sha256(self) -> str:
+        h = hashlib.sha256()
+        for f in sorted(self.files, key=lambda f: f["path"]):
+            h.update(f"{f['path']}\0{f['sha256']}\n".encode())
+        return h.hexdigest()
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    kind: str
+    tax_year: int
+    as_of: dt.date
+    approval_year: int
+    policy: str
+    cap: float
+    applications: int
+    employee_years: int
+    eligible_employee_years: int
+    requested: float
+    awarded: float
+    approved_before: float
+    cap_left: float
+    rejected_rows: int
+    statuses: dict[str, int]
+    outputs: list[str] = field(default_factory=list)
+    out_dir: str = ""
+    workdir: str = ""
+    key_source: str = ""
+
+    def to_dict(self) -> dict:
+        d = dict(self.__dict__)
+        d["as_of"] = self.as_of.isoformat()
+        return d
+
+
+@contextmanager
+def workdir_lock(workdir: Path, *, wait_seconds: float = 0.0):
+    """One run at a time per workdir: a second one waits up to ``wait_seconds``, then refuses."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(workdir / ".impcredit.lock"))
+    try:
+        lock.acquire(timeout=wait_seconds)
+    except Timeout:
+        raise RunError(
+            f"another run is using the workdir {workdir}; wait for it to finish "
+            "(or pass --wait SECONDS to queue behind it)"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def input_file_records(input_dir: Path) -> list[dict]:
+    return [
+        {"path": str(p.relative_to(input_dir)), "sha256": sha256_file(p), "bytes": p.stat().st_size}
+        for p in sorted(input_dir.rglob("*"))
+        if p.is_file() and not p.name.startswith(".")
+    ]
+
+
+def stage_inputs(input_dir: Path, workdir: Path, key: HashKey) -> StagedInputs:
+    """Stage the submission (ssn hashed on first read) and keep the staged frames in the lake."""
+    staged = stage_submission(input_dir, key)
+    lake = workdir / "lake"
+    lake.mkdir(parents=True, exist_ok=True)
+    for name, frame in staged.frames.items():
+        tmp = lake / f".{name}.parquet.tmp"
+        frame.write_parquet(tmp)
+        tmp.replace(lake / f"{name}.parquet")
+    rejects = pl.DataFrame(
+        [e.__dict__ for e in staged.errors],
+        schema={"file": pl.String, "line": pl.Int64, "column": pl.String, "value": pl.String, "rule": pl.String, "message": pl.String},
+    )
+    return StagedInputs(staged.frames, rejects, input_file_records(input_dir), key.source, key.key_id)
+
+
+def load_lake(workdir: Path) -> dict[str, pl.LazyFrame]:
+    lake = workdir / "lake"
+    return {name: pl.scan_parquet(lake / f"{name}.parquet", schema=schema) for name, schema in STAGED.items()}
+
+
+def new_run_id(kind: str, tax_year: int, inputs_sha: str) -> str:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    return f"{kind}-{tax_year}-{stamp}-{inputs_sha[:8]}"
+
+
+def code_version() -> str:
+    version = metadata.version("impcredit")
+    try:
+        sha = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        sha = ""
+    return f"{version}+{sha}" if sha else version
+
+
+def cap_cents(params: Parameters, settings: Settings, as_of: dt.date) -> int:
+    cap = settings.allocation.cap
+    if cap is None:
+        cap = params.value("program.annual_cap", as_of)
+    return int(round(cap * 100))
+
+
+def compute(frames: dict[str, pl.LazyFrame | pl.DataFrame], tax_year: int, as_of: dt.date, params: Parameters,
+            settings: Settings) -> CreditResult:
+    return compute_credits(CreditInputs.from_frames(frames), tax_year, as_of, params, settings.rules)
+
+
+def decide_against_ledger(
+    con, result: CreditResult, *, as_of: dt.date, cap: int, settings: Settings, run_id: str, fresh: bool = False
+) -> Decisions:
+    """Decide with the ledger's state. ``fresh`` (what-if): this tax year's earlier decisions
+    are ignored and only other tax years' awards of the approval year consume the cap."""
+    approval_year = as_of.year
+    app_ids = result.applications["application_id"].to_list()
+    if fresh:
+        before = int(
+            con.sql(
+                "SELECT coalesce(sum(awarded_cents), 0) FROM decisions WHERE approval_year = $y AND NOT list_contains($ids, application_id)",
+                params={"y": approval_year, "ids": app_ids},
+            ).fetchall()[0][0]
+        )
+        final = None
+        waitlist = ledger.carried_waitlist(con, approval_year).filter(~pl.col("application_id").is_in(app_ids))
+    else:
+        before = ledger.awarded_in_year(con, approval_year)
+        final = ledger.final_decisions(con, app_ids)
+        waitlist = ledger.carried_waitlist(con, approval_year)
+    return decide(
+        result.applications,
+        approval_year=approval_year,
+        cap_cents=cap,
+        approved_before_cents=before,
+        final=final,
+        waitlist=waitlist,
+        settings=settings.allocation,
+        run_id=run_id,
+    )
+
+
+def write_outputs(
+    staging: StagedOutputs,
+    *,
+    run_id: str,
+    kind: str,
+    tax_year: int,
+    as_of: dt.date,
+    params: Parameters,
+    settings: Settings,
+    staged: StagedInputs,
+    result: CreditResult,
+    decisions: Decisions,
+) -> RunSummary:
+    emp = employee_output(result.employees)
+    awards = awards_output(decisions.awards)
+    write_csv(emp, staging.path("employee_credits.csv"))
+    write_csv(awards, staging.path("awards.csv"))
+    write_csv(staged.rejects, staging.path("rejects.csv"))
+    # Employee-years with every quantity (for explain and audit), no ssn.
+    result.employees.drop([c for c in result.employees.columns if c.startswith("__")]).write_parquet(
+        staging.path("employee_years.parquet")
+    )
+    statuses = dict(sorted(awards.group_by("status").len().iter_rows()))
+    summary = RunSummary(
+        run_id=run_id,
+        kind=kind,
+        tax_year=tax_year,
+        as_of=as_of,
+        approval_year=as_of.year,
+        policy=settings.allocation.policy,
+        cap=decisions.cap_cents / 100,
+        applications=awards.height,
+        employee_years=emp.height,
+        eligible_employee_years=int((emp["status"] == "ELIGIBLE").sum()),
+        requested=round(float(decisions.awards["requested_cents"].sum()) / 100, 2),
+        awarded=round(float(decisions.awards["awarded_cents"].sum()) / 100, 2),
+        approved_before=decisions.approved_before_cents / 100,
+        cap_left=decisions.cap_left_cents / 100,
+        rejected_rows=staged.rejects.select(pl.struct("file", "line")).n_unique() if staged.rejects.height else 0,
+        statuses=statuses,
+        key_source=staged.key_source,
+    )
+    manifest = {
+        "run_id": run_id,
+        "kind": kind,
+        "tax_year": tax_year,
+        "as_of": as_of.isoformat(),
+        "approval_year": as_of.year,
+        "policy": settings.allocation.policy,
+        "cap": decisions.cap_cents / 100,
+        "settings": settings.model_dump(),
+        "parameters": {"version": params.version, "files": params.files, "overrides": {
+            k: str(v) for k, v in params.overrides.items()}},
+        "inputs": {"sha256": staged.inputs_sha256, "files": staged.files},
+        "ssn_hash_key": {"source": "demo" if staged.key_source == "demo" else "configured", "key_id": staged.key_id},
+        "code_version": code_version(),
+        "row_counts": {
+            "applications": awards.height,
+            "employee_years": emp.height,
+            "eligible_employee_years": summary.eligible_employee_years,
+            "rejected_cells": staged.rejects.height,
+            **{f"staged_{k}": v.height for k, v in staged.frames.items()},
+        },
+        "totals": {
+            "requested": summary.requested,
+            "awarded": summary.awarded,
+            "approved_before_in_approval_year": summary.approved_before,
+            "cap_left": summary.cap_left,
+            "statuses": statuses,
+        },
+    }
+    write_json(manifest, staging.path("manifest.json"))
+    return summary
+
+
+def decide_and_commit(
+    *,
+    workdir: Path,
+    out_dir: Path,
+    run_id: str,
+    kind: str,
+    tax_year: int,
+    as_of: dt.date,
+    params: Parameters,
+    settings: Settings,
+    staged: StagedInputs,
+    result: CreditResult,
+    started_at: dt.datetime,
+    quarter: int | None = None,
+) -> RunSummary:
+    """Decide against the ledger, write the outputs aside, commit the ledger, then move the
+    outputs into place. A failure before the commit leaves neither ledger rows nor outputs."""
+    con = ledger.connect(workdir / "impcredit.duckdb")
+    staging = StagedOutputs(out_dir, run_id)
+    try:
+        decisions = decide_against_ledger(
+            con, result, as_of=as_of, cap=cap_cents(params, settings, as_of), settings=settings, run_id=run_id
+        )
+        summary = write_outputs(
+            staging, run_id=run_id, kind=kind, tax_year=tax_year, as_of=as_of, params=params,
+            settings=settings, staged=staged, result=result, decisions=decisions,
+        )
+        record = run_record(summary, started_at=started_at, settings=settings, params=params, staged=staged,
+                            quarter=quarter)
+        ledger.commit_run(con, record, decisions.new, staged.files, decisions.cap_cents)
+    except BaseException:
+        staging.discard()
+        raise
+    finally:
+        con.close()
+    summary.outputs = [str(p) for p in staging.publish()]
+    summary.out_dir = str(out_dir)
+    summary.workdir = str(workdir)
+    return summary
+
+
+def run_record(summary: RunSummary, *, started_at: dt.datetime, settings: Settings, params: Parameters,
+               staged: StagedInputs, quarter: int | None = None) -> dict:
+    return {
+        "run_id": summary.run_id,
+        "kind": summary.kind,
+        "tax_year": summary.tax_year,
+        "quarter": quarter,
+        "as_of": summary.as_of,
+        "approval_year": summary.approval_year,
+        "policy": summary.policy,
+        "cap_cents": int(round(summary.cap * 100)),
+        "settings_json": json.dumps(settings.model_dump(), sort_keys=True),
+        "params_version": params.version,
+        "inputs_sha256": staged.inputs_sha256,
+        "status": "completed with rejections" if summary.rejected_rows else "completed",
+        "started_at": started_at,
+        "committed_at": ledger.now_utc(),
+        "summary_json": json.dumps({k: v for k, v in summary.to_dict().items() if k != "outputs"}, sort_keys=True),
+    }
+
+
+__all__ = [
+    "RunError",
+    "RunSummary",
+    "StagedInputs",
+    "StagedOutputs",
+    "cap_cents",
+    "clean_stale_staging",
+    "compute",
+    "decide_against_ledger",
+    "decide_and_commit",
+    "input_file_records",
+    "load_lake",
+    "new_run_id",
+    "run_record",
+    "stage_inputs",
+    "workdir_lock",
+    "write_outputs",
+]

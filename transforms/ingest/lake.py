@@ -1,0 +1,276 @@
+"""The Parquet lake: staged rows partitioned for pruning, a file manifest, and the quarantine.
+
+Layout under ``<workdir>/lake/``::
+
+    payroll/year=<year of period_start>/employer_id=<id>/part-<file sha256[:16]>.parquet
+    applications/tax_year=<year>/part-<sha16>.parquet
+    roster/part-<sha16>.parquet   certifications/part-<sha16>.parquet   employer_rates/part-<sha16>.parquet
+    quarantine/<dataset>/part-<sha16>.parquet     rejected rows (raw cells except the ssn)
+    _manifest.json                                every file ever ingested, by content sha256
+
+One tax year or one employer of payroll reads only its own folders. Each part holds the rows of
+one submitted file for one partition, so a corrected file rewrites only the partitions it
+touches. Every write goes to a temporary name in the same folder and is renamed into place.
+
+Replacement (a corrected file): payroll rows are replaced per employer and period window: a
+new payroll file is taken as the complete payroll, for each employer in it, of the dates from its
+earliest period_start to its latest period_end; earlier rows of that employer overlapping that
+window are removed. Other datasets replace by key: applications by application_id, roster by
+application_id (the whole roster of the application), certifications by certification_id,
+employer rates by (employer_id, rate_year_start).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from datetime import date
+from pathlib import Path
+
+import polars as pl
+
+from transforms import schema
+
+MANIFEST = "_manifest.json"
+REPLACE_KEYS = {
+    "applications": ["application_id"],
+    "roster": ["application_id"],
+    "certifications": ["certification_id"],
+    "employer_rates": ["employer_id", "rate_year_start"],
+}
+QUARANTINE_SCHEMA = {
+    "file_sha256": pl.String, "source_file": pl.String, "source_sheet": pl.String, "source_line": pl.Int64,
+    "employer_id": pl.String, "rules": pl.String, "messages": pl.String, "cells": pl.String,
+}
+
+
+def lake_dir(workdir: Path) -> Path:
+    return Path(workdir) / "lake"
+
+
+# --- atomic files ------------------------------------------------------------------------------
+
+def _tmp(path: Path) -> Path:
+    return path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+
+
+def write_parquet_atomic(frame: pl.DataFrame, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp(path)
+    try:
+        frame.write_parquet(tmp, statistics=True)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def write_text_atomic(text: str, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = _tmp(path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def load_manifest(lake: Path) -> dict:
+    p = lake / MANIFEST
+    if not p.exists():
+        return {"version": 1, "files": {}}
+    return json.loads(p.read_text(encoding="utf-8"))
+
+
+def save_manifest(lake: Path, manifest: dict) -> None:
+    write_text_atomic(json.dumps(manifest, indent=1, sort_keys=True, default=str), lake / MANIFEST)
+
+
+# --- writing ---------------------------------------------------------------------------------------
+
+def _part_name(sha: str) -> str:
+    return f"part-{sha[:16]}.parquet"
+
+
+def partition_of(dataset: str, frame: pl.DataFrame) -> pl.DataFrame:
+    """``__dir``: the partition folder (relative to the lake) of each row."""
+    if dataset == "payroll":
+        d = pl.format("payroll/year={}/employer_id={}", pl.col("period_start").dt.year(), pl.col("employer_id"))
+    elif dataset == "applications":
+        d = pl.format("applications/tax_year={}", pl.col("tax_year"))
+    else:
+        d = pl.lit(dataset)
+    return frame.with_columns(d.alias("__dir"))
+
+
+def write_rows(lake: Path, dataset: str, rows: pl.DataFrame, sha: str) -> list[str]:
+    """Write the accepted staged rows of one file (``rows``: staged schema). Returns part paths."""
+    if rows.height == 0:
+        return []
+    cols = list(schema.STAGED[dataset])
+    framed = partition_of(dataset, rows.select(cols)).with_columns(pl.lit(sha).alias("_file_sha256"))
+    written = []
+    for (d,), part in framed.group_by(["__dir"], maintain_order=True):
+        rel = f"{d}/{_part_name(sha)}"
+        write_parquet_atomic(part.drop("__dir"), lake / rel)
+        written.append(rel)
+    return written
+
+
+def write_quarantine(lake: Path, dataset: str, rows: pl.DataFrame, sha: str) -> str | None:
+    if rows.height == 0:
+        return None
+    rel = f"quarantine/{dataset}/{_part_name(sha)}"
+    write_parquet_atomic(rows.select([pl.col(c).cast(t) for c, t in QUARANTINE_SCHEMA.items()]), lake / rel)
+    return rel
+
+
+def _parts(lake: Path, dataset: str, employer_id: str | None = None) -> list[Path]:
+    base = lake / dataset
+    if not base.exists():
+        return []
+    if dataset == "payroll" and employer_id is not None:
+        return sorted(base.glob(f"year=*/employer_id={employer_id}/part-*.parquet"))
+    return sorted(base.rglob("part-*.parquet"))
+
+
+def _rewrite(path: Path, keep: pl.DataFrame) -> None:
+    if keep.height == 0:
+        path.unlink()
+        try:
+            path.parent.rmdir()
+        except OSError:
+            pass
+    else:
+        write_parquet_atomic(keep, path)
+
+
+def replace_payroll(lake: Path, windows: pl.DataFrame, run_shas: set[str], names: dict[str, str]) -> list[dict]:
+    """Remove earlier payroll rows overlapping the new windows.
+
+    ``windows``: ``file_sha256, source_file, employer_id, start, end`` (one per new file and employer).
+    Returns one record per (new file, employer, replaced file).
+    """
+    records: list[dict] = []
+    for (employer,), win in windows.group_by(["employer_id"], maintain_order=True):
+        for path in _parts(lake, "payroll", employer):
+            part = pl.read_parquet(path)
+            old = part.filter(~pl.col("_file_sha256").is_in(list(run_shas)))
+            if old.height == 0:
+                continue
+            hit = pl.lit(False)
+            for w in win.iter_rows(named=True):
+                hit = hit | ((pl.col("period_start") <= w["end"]) & (pl.col("period_end") >= w["start"]))
+            marked = part.with_columns((hit & ~pl.col("_file_sha256").is_in(list(run_shas))).alias("__hit"))
+            removed = marked.filter("__hit")
+            if removed.height == 0:
+                continue
+            for w in win.iter_rows(named=True):
+                mine = removed.filter((pl.col("period_start") <= w["end"]) & (pl.col("period_end") >= w["start"]))
+                for (old_sha, old_file), grp in mine.group_by(["_file_sha256", "source_file"]):
+                    records.append({
+                        "dataset": "payroll", "file": w["source_file"], "sha256": w["file_sha256"],
+                        "employer_id": employer, "window_start": w["start"], "window_end": w["end"],
+                        "replaced_file": old_file, "replaced_sha256": old_sha, "rows_removed": grp.height,
+                    })
+            _rewrite(path, marked.filter(~pl.col("__hit")).drop("__hit"))
+    return _merge(records)
+
+
+def replace_by_key(lake: Path, dataset: str, new_rows: pl.DataFrame, run_shas: set[str]) -> list[dict]:
+    """Remove earlier rows of ``dataset`` whose replace key appears in ``new_rows`` (+ ``_file_sha256``, ``source_file``)."""
+    key = REPLACE_KEYS[dataset]
+    keys = new_rows.select(*key, "_file_sha256", "source_file").unique(subset=key, keep="first")
+    records: list[dict] = []
+    for path in _parts(lake, dataset):
+        part = pl.read_parquet(path)
+        if part.height == 0:
+            continue
+        old = part.filter(~pl.col("_file_sha256").is_in(list(run_shas)))
+        hits = old.join(keys.rename({"_file_sha256": "__new_sha", "source_file": "__new_file"}), on=key, how="inner")
+        if hits.height == 0:
+            continue
+        for (new_sha, new_file, old_sha, old_file), grp in hits.group_by(["__new_sha", "__new_file", "_file_sha256", "source_file"]):
+            records.append({
+                "dataset": dataset, "file": new_file, "sha256": new_sha,
+                "employer_id": grp.get_column("employer_id")[0] if "employer_id" in grp.columns else None,
+                "window_start": None, "window_end": None,
+                "replaced_file": old_file, "replaced_sha256": old_sha, "rows_removed": grp.height,
+                "keys": ", ".join(sorted({"/".join(str(v) for v in r) for r in grp.select(key).iter_rows()})[:10]),
+            })
+        keep = part.join(hits.select(*key, "_file_sha256").unique(), on=[*key, "_file_sha256"], how="anti")
+        _rewrite(path, keep)
+    return _merge(records)
+
+
+def _merge(records: list[dict]) -> list[dict]:
+    merged: dict[tuple, dict] = {}
+    for r in records:
+        k = (r["dataset"], r["sha256"], r.get("employer_id"), r["replaced_sha256"], r.get("window_start"))
+        if k in merged:
+            merged[k]["rows_removed"] += r["rows_removed"]
+        else:
+            merged[k] = dict(r)
+    return list(merged.values())
+
+
+# --- reading ---------------------------------------------------------------------------------------
+
+def scan_lake(
+    workdir: Path,
+    dataset: str,
+    *,
+    years: list[int] | None = None,
+    employer_ids: list[str] | None = None,
+) -> pl.LazyFrame:
+    """Staged rows of ``dataset`` (exactly the staged schema of ``transforms.schema``).
+
+    Filters prune partitions where the layout allows it:
+    - payroll: ``years`` = rows whose period touches one of the years (reads the partitions of
+      each year and the year before, for periods across January 1); ``employer_ids`` by partition.
+    - applications: ``years`` = tax_year (by partition); ``employer_ids`` by row.
+    - roster: through the applications of those years / employers.
+    - certifications: ``years`` = validity overlapping the years; ``employer_ids`` does not apply.
+    - employer_rates: ``years`` = rate years starting July 1 of y-1 or y; ``employer_ids`` by row.
+    """
+    if dataset not in schema.STAGED:
+        raise KeyError(f"unknown dataset {dataset!r}; known: {', '.join(schema.STAGED)}")
+    target = schema.STAGED[dataset]
+    lake = lake_dir(workdir)
+    base = lake / dataset
+    files: list[Path] = []
+    if dataset == "payroll" and base.exists():
+        ys = None if years is None else sorted({y for x in years for y in (x - 1, x)})
+        year_dirs = [base / f"year={y}" for y in ys] if ys is not None else sorted(base.glob("year=*"))
+        for yd in year_dirs:
+            if employer_ids is None:
+                files += sorted(yd.glob("employer_id=*/part-*.parquet"))
+            else:
+                for e in employer_ids:
+                    files += sorted((yd / f"employer_id={e}").glob("part-*.parquet"))
+    elif dataset == "applications" and base.exists():
+        dirs = [base / f"tax_year={y}" for y in years] if years is not None else sorted(base.glob("tax_year=*"))
+        for d in dirs:
+            files += sorted(d.glob("part-*.parquet"))
+    elif base.exists():
+        files = sorted(base.glob("part-*.parquet"))
+    if files:
+        lf = pl.scan_parquet(files).select([pl.col(c).cast(t) for c, t in target.items()])
+    else:
+        lf = pl.LazyFrame(schema=target)
+    if dataset == "payroll" and years is not None:
+        touch = pl.lit(False)
+        for y in years:
+            touch = touch | ((pl.col("period_start") <= date(y, 12, 31)) & (pl.col("period_end") >= date(y, 1, 1)))
+        lf = lf.filter(touch)
+    if dataset in ("applications", "employer_rates") and employer_ids is not None:
+        lf = lf.filter(pl.col("employer_id").is_in(list(employer_ids)))
+    if dataset == "employer_rates" and years is not None:
+        lf = lf.filter(pl.col("rate_year_start").dt.year().is_in(sorted({y for x in years for y in (x - 1, x)})))
+    if dataset == "certifications" and years is not None:
+        lo, hi = date(min(years), 1, 1), date(max(years), 12, 31)
+        lf = lf.filter((pl.col("valid_from") <= hi) & (pl.col("valid_to").is_null() | (pl.col("valid_to") >= lo)))
+    if dataset == "roster" and (years is not None or employer_ids is not None):
+        apps = scan_lake(workdir, "applications", years=years, employer_ids=employer_ids).select("application_id").unique()
+        lf = lf.join(apps, on="application_id", how="semi")
+    return lf

@@ -1,0 +1,89 @@
+"""Writing outputs safely: neutralised CSV cells, atomic files, a staging folder moved into
+place only after the ledger commits, and file hashes for manifests."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+_FORMULA_START = r"^[=+\-@\t\r]"
+
+
+def neutralise(frame: pl.DataFrame) -> pl.DataFrame:
+    """Prefix ' to any text cell that a spreadsheet would read as a formula (= + - @ tab CR)."""
+    text = [c for c, t in frame.schema.items() if t == pl.String]
+    return frame.with_columns(
+        pl.when(pl.col(c).str.contains(_FORMULA_START)).then(pl.lit("'") + pl.col(c)).otherwise(pl.col(c)).alias(c)
+        for c in text
+    )
+
+
+def write_csv(frame: pl.DataFrame, path: Path, *, money_precision: int = 2) -> Path:
+    """CSV with floats at 2 decimals (money and hours), formula cells neutralised, atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    neutralise(frame).write_csv(tmp, float_precision=money_precision, null_value="")
+    os.replace(tmp, path)
+    return path
+
+
+def write_json(obj: Any, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(obj, indent=2, sort_keys=True, default=str) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+class StagedOutputs:
+    """Outputs of a run are written under ``<out>/.staging-<run_id>`` and moved into ``<out>``
+    by :meth:`publish` once the ledger has committed; :meth:`discard` removes them."""
+
+    def __init__(self, out_dir: Path, run_id: str):
+        self.out_dir = Path(out_dir)
+        self.dir = self.out_dir / f".staging-{run_id}"
+        if self.dir.exists():
+            shutil.rmtree(self.dir)
+        self.dir.mkdir(parents=True)
+
+    def path(self, name: str) -> Path:
+        p = self.dir / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        return p
+
+    def files(self) -> list[Path]:
+        return sorted(p for p in self.dir.rglob("*") if p.is_file() and not p.name.startswith("."))
+
+    def publish(self) -> list[Path]:
+        moved = []
+        for src in self.files():
+            dst = self.out_dir / src.relative_to(self.dir)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(src, dst)
+            moved.append(dst)
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return moved
+
+    def discard(self) -> None:
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def clean_stale_staging(out_dir: Path) -> None:
+    """Remove staging folders left by runs that were killed before they committed."""
+    if out_dir.is_dir():
+        for d in out_dir.glob(".staging-*"):
+            shutil.rmtree(d, ignore_errors=True)

@@ -1,0 +1,103 @@
+"""The ssn never goes further than this module: it becomes a keyed hash (HMAC-SHA256) on first read.
+
+The key comes from ``IMPCREDIT_HMAC_KEY`` (the key itself, at least 32 characters) or
+``IMPCREDIT_HMAC_KEY_FILE`` (a file outside the repository holding it). The demo and the tests use
+a built-in demo key and say so; a production run refuses to start without a real key when
+``IMPCREDIT_REQUIRE_KEY=1``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+DEMO_KEY = b"impcredit-demo-key-not-for-production-use-0001"
+
+
+@dataclass(frozen=True)
+class HashKey:
+    key: bytes
+    source: str  # "env", "file:<path>" or "demo"
+
+    @property
+    def is_demo(self) -> bool:
+        return self.source == "demo"
+
+    @property
+    def key_id(self) -> str:
+        """A short fingerprint of the key for manifests (not the key, not reversible)."""
+        return hashlib.sha256(b"impcredit-key-id:" + self.key).hexdigest()[:12]
+
+
+class KeyError_(RuntimeError):
+    pass
+
+
+def load_key(env: dict[str, str] | None = None) -> HashKey:
+    env = dict(os.environ) if env is None else env
+    if env.get("IMPCREDIT_HMAC_KEY"):
+        key = env["IMPCREDIT_HMAC_KEY"].encode()
+        source = "env"
+    elif env.get("IMPCREDIT_HMAC_KEY_FILE"):
+        path = Path(env["IMPCREDIT_HMAC_KEY_FILE"])
+        try:
+            key = path.read_bytes().strip()
+        except OSError as exc:
+            raise KeyError_(f"cannot read the ssn hash key file {path}: {exc.strerror}") from None
+        source = f"file:{path}"
+    else:
+        if env.get("IMPCREDIT_REQUIRE_KEY") == "1":
+            raise KeyError_(
+                "no ssn hash key: set IMPCREDIT_HMAC_KEY or IMPCREDIT_HMAC_KEY_FILE "
+                "(IMPCREDIT_REQUIRE_KEY=1 forbids the built-in demo key)"
+            )
+        return HashKey(DEMO_KEY, "demo")
+    if len(key) < 32:
+        raise KeyError_("the ssn hash key must be at least 32 characters long")
+    return HashKey(key, source)
+
+
+def normalize_ssn_expr(col: str | pl.Expr) -> pl.Expr:
+    """Digits only ('123-45-6789' -> '123456789'); anything that is not 9 digits becomes null."""
+    expr = pl.col(col) if isinstance(col, str) else col
+    digits = expr.cast(pl.String).str.strip_chars().str.replace_all(r"[\s-]", "")
+    return pl.when(digits.str.contains(r"^\d{9}$")).then(digits).otherwise(None)
+
+
+def _hmac_hex(key: bytes, value: str) -> str:
+    return hmac.new(key, value.encode(), hashlib.sha256).hexdigest()
+
+
+def hash_ssn_column(frame: pl.DataFrame, key: HashKey, col: str = "ssn", out: str = "ssn_hash") -> pl.DataFrame:
+    """Replace ``col`` by ``out``: the HMAC of the normalised ssn (null when not 9 digits).
+
+    Hashes each distinct ssn once (a few hundred thousand at state scale), then joins back, so
+    the cost does not grow with the number of payroll rows per person.
+    """
+    norm = frame.select(normalize_ssn_expr(col).alias("__ssn")).to_series()
+    uniques = norm.drop_nulls().unique()
+    mapping = pl.DataFrame(
+        {
+            "__ssn": uniques,
+            out: [_hmac_hex(key.key, v) for v in uniques.to_list()],
+        },
+        schema={"__ssn": pl.String, out: pl.String},
+    )
+    result = (
+        frame.with_columns(norm.alias("__ssn"))
+        .join(mapping, on="__ssn", how="left", maintain_order="left")
+        .drop(col, "__ssn")
+    )
+    return result
+
+
+def hash_one(ssn: str, key: HashKey) -> str | None:
+    digits = ssn.replace("-", "").strip()
+    if len(digits) != 9 or not digits.isdigit():
+        return None
+    return _hmac_hex(key.key, digits)

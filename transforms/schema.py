@@ -1,0 +1,127 @@
+"""The canonical data contract (spec section 1), shared by ingest, the engine and the outputs.
+
+Two forms of each dataset:
+- *submitted*: the columns of the canonical CSV files an employer sends (ssn in clear);
+- *staged*: what is stored in the Parquet lake and seen by the engine. The ssn is replaced by
+  ``ssn_hash`` (keyed HMAC-SHA256, hex) and lineage columns say where each row came from.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+WAGE_CATEGORIES: tuple[str, ...] = ("general", "tipped", "seasonal_small", "agricultural")
+TAX_TYPES: tuple[str, ...] = ("CBT", "GIT")
+CERT_STATUSES: tuple[str, ...] = ("CERTIFIED", "REVOKED", "PENDING")
+
+# Lineage columns carried by every staged row.
+LINEAGE: dict[str, pl.DataType] = {
+    "source_file": pl.String(),  # path relative to the submission folder
+    "source_sheet": pl.String(),  # sheet name for xlsx, null otherwise
+    "source_line": pl.Int64(),  # physical line in the submitted file, header = line 1
+}
+
+# --- submitted (canonical CSV) columns, in file order -------------------------------------
+SUBMITTED_COLUMNS: dict[str, list[str]] = {
+    "payroll": [
+        "employer_id",
+        "employee_id",
+        "ssn",
+        "period_start",
+        "period_end",
+        "hours",
+        "gross_wages",
+        "employer_taxes",
+    ],
+    "applications": [
+        "application_id",
+        "employer_id",
+        "employer_name",
+        "county",
+        "tax_type",
+        "tax_year",
+        "received_at",
+    ],
+    "roster": ["application_id", "employee_id", "wage_category"],
+    "certifications": ["ssn", "certification_id", "status", "valid_from", "valid_to"],
+    "employer_rates": ["employer_id", "rate_year_start", "ui_rate", "di_rate"],
+}
+
+# --- staged (lake) schemas -------------------------------------------------------------------
+PAYROLL = pl.Schema(
+    {
+        "employer_id": pl.String(),
+        "employee_id": pl.String(),
+        "ssn_hash": pl.String(),
+        "period_start": pl.Date(),
+        "period_end": pl.Date(),
+        "hours": pl.Float64(),
+        "gross_wages": pl.Float64(),
+        "employer_taxes": pl.Float64(),
+        **LINEAGE,
+    }
+)
+
+APPLICATIONS = pl.Schema(
+    {
+        "application_id": pl.String(),
+        "employer_id": pl.String(),
+        "employer_name": pl.String(),
+        "county": pl.String(),
+        "tax_type": pl.String(),
+        "tax_year": pl.Int32(),
+        # Instant of receipt (UTC) and its New Jersey local date (spec 5: dates are compared).
+        "received_at": pl.Datetime("us", "UTC"),
+        "received_date": pl.Date(),
+        **LINEAGE,
+    }
+)
+
+ROSTER = pl.Schema(
+    {
+        "application_id": pl.String(),
+        "employee_id": pl.String(),
+        "wage_category": pl.String(),
+        **LINEAGE,
+    }
+)
+
+CERTIFICATIONS = pl.Schema(
+    {
+        "ssn_hash": pl.String(),
+        "certification_id": pl.String(),
+        "status": pl.String(),
+        "valid_from": pl.Date(),
+        "valid_to": pl.Date(),  # null = open-ended
+        **LINEAGE,
+    }
+)
+
+EMPLOYER_RATES = pl.Schema(
+    {
+        "employer_id": pl.String(),
+        "rate_year_start": pl.Date(),
+        "ui_rate": pl.Float64(),
+        "di_rate": pl.Float64(),
+        **LINEAGE,
+    }
+)
+
+STAGED: dict[str, pl.Schema] = {
+    "payroll": PAYROLL,
+    "applications": APPLICATIONS,
+    "roster": ROSTER,
+    "certifications": CERTIFICATIONS,
+    "employer_rates": EMPLOYER_RATES,
+}
+
+# Where each dataset lives in a canonical submission folder.
+SUBMISSION_FILES: dict[str, str] = {
+    "payroll": "payroll/*.csv",
+    "applications": "applications.csv",
+    "roster": "roster.csv",
+    "certifications": "certifications.csv",
+    "employer_rates": "employer_rates.csv",
+}
+
+NJ_TZ = "America/New_York"

@@ -1,0 +1,80 @@
+"""Run settings: the interpretation register of the spec (section 10) and the allocation policy.
+
+Every ambiguity of the statute is a named setting whose default is the spec's choice; the
+alternative is selectable (``impcredit whatif --set NAME=VALUE``). The settings used by a run are
+recorded in its manifest.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RuleSettings(BaseModel):
+    """How the credit is computed (spec sections 3 to 6; register I-1 to I-9, I-11)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # I-1: the (d)(1)(c)(i) adjustment as a dollar increase CF(t)-CF(t-1), or as the same
+    # percentage applied to the employee's own prior rate (part 1) / prior minimum wage (part 2).
+    adjustment: Literal["dollars", "percent"] = "dollars"
+    # I-2: the counterfactual old-law path: the published table (NJDOL's $8.98 for 2020), or the
+    # CPI-W formula from $8.85 (2019) throughout.
+    counterfactual_path: Literal["published", "formula"] = "published"
+    # I-3: tipped employees: ADJ from the statewide path, or 0 (old law froze the cash wage).
+    tipped_adjustment: Literal["statewide", "zero"] = "statewide"
+    # I-4: "minimum wage in effect during the last preceding calendar year".
+    prior_minimum_wage: Literal["day_weighted", "december_31"] = "day_weighted"
+    # I-5: overtime: all hours at the minimum wage, or 1.5x on hours over 40 a week (estimated per
+    # period as hours above 40 x days/7, since payroll periods carry total hours).
+    overtime: Literal["straight", "premium"] = "straight"
+    # I-6: payroll taxes: prior side as reported, or modelled on both sides.
+    payroll_taxes: Literal["prior_reported", "model_both"] = "prior_reported"
+    # I-7: attribution of pay periods to days/years: spread evenly over days, or all on period_end.
+    attribution: Literal["spread_days", "period_end"] = "spread_days"
+    # I-8: the deadline applies to the application's received date, or to the tax years covered.
+    deadline_basis: Literal["received_date", "tax_year"] = "received_date"
+    # I-9: part 2 includes payroll taxes at the required-side effective rate, or wages only.
+    part2_taxes: Literal["included", "wages_only"] = "included"
+    # I-11: tax year = calendar year (v1). Fiscal years are not implemented.
+    tax_year_basis: Literal["calendar"] = "calendar"
+
+
+class AllocationSettings(BaseModel):
+    """How approvals are rationed under the annual cap (spec section 7; register I-10)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    policy: Literal["fcfs", "pro-rata"] = "fcfs"
+    # I-10 alternative: no partial awards (an application that does not fit whole is waitlisted).
+    partial_awards: bool = True
+    # Waitlisted applications are considered first by the next approval year's first run.
+    waitlist_carry: bool = True
+    # Override of the statutory cap (program.annual_cap), in dollars.
+    cap: float | None = Field(default=None, ge=0)
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rules: RuleSettings = RuleSettings()
+    allocation: AllocationSettings = AllocationSettings()
+
+    def with_assignments(self, assignments: dict[str, str]) -> Settings:
+        """Apply ``NAME=VALUE`` settings (NAME is a field of rules or allocation)."""
+        rules = self.rules.model_dump()
+        alloc = self.allocation.model_dump()
+        for name, value in assignments.items():
+            if name in rules:
+                rules[name] = value
+            elif name in alloc:
+                alloc[name] = None if value.lower() in ("", "none") else value
+            else:
+                raise ValueError(f"unknown setting {name!r}; known: {', '.join(sorted([*rules, *alloc]))}")
+        return Settings(rules=RuleSettings(**rules), allocation=AllocationSettings(**alloc))
+
+    @staticmethod
+    def names() -> list[str]:
+        return sorted([*RuleSettings.model_fields, *AllocationSettings.model_fields])

@@ -1,0 +1,326 @@
+"""Staging: rename and cast only, hash the ssn, add lineage (the first layer after the raw files).
+
+A submitted table (text cells read by ``transforms.ingest.readers``, mapped by a vendor profile of
+``transforms.ingest.profiles``) becomes the staged schema of ``transforms.schema``:
+- cells are renamed to canonical columns (derived columns are sums: hours = regular + overtime);
+- text is trimmed, dates and numbers are parsed with the profile's formats; a cell that does not
+  parse becomes null, and validation (``transforms.ingest.validate``) turns that into a reject
+  naming the file, line and column;
+- the ssn becomes ``ssn_hash`` (keyed HMAC, ``transforms.pii``) and is dropped: nothing after this
+  module sees it;
+- lineage: ``source_file`` (relative to the submission folder), ``source_sheet``, ``source_line``
+  (physical line, header = 1).
+
+``received_at``: a timestamp with an offset (or ``Z``) is that instant; a naive one is New Jersey
+local time. ``received_date`` is the New Jersey local date of the instant.
+
+``stage_submission`` stages a whole folder with the canonical rules only (no validation suite,
+no lake); ``transforms.ingest.ingest_folder`` is the full ingest.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from transforms import schema
+from transforms.pii import HashKey, hash_ssn_column, normalize_ssn_expr
+
+
+class SubmissionError(ValueError):
+    """The submission folder cannot be read (missing files or columns)."""
+
+
+@dataclass
+class CellError:
+    file: str
+    line: int | None
+    column: str | None
+    value: str | None
+    rule: str
+    message: str
+
+
+@dataclass
+class Staged:
+    frames: dict[str, pl.DataFrame]
+    errors: list[CellError] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+
+# --- parsing expressions ------------------------------------------------------------------
+
+def text_expr(e: pl.Expr) -> pl.Expr:
+    s = e.str.strip_chars()
+    return pl.when(s.str.len_chars() > 0).then(s).otherwise(None)
+
+
+def number_expr(e: pl.Expr, fmt) -> pl.Expr:
+    """Parse a number written per ``fmt`` (a profiles.NumberFormat); not a finite number -> null."""
+    s = e.str.strip_chars()
+    neg = pl.lit(False)
+    if fmt.parentheses_negative:
+        paren = s.str.contains(r"^\(.*\)$")
+        neg = neg | paren
+        s = pl.when(paren).then(s.str.slice(1, s.str.len_chars() - 2)).otherwise(s).str.strip_chars()
+    for sym in fmt.currency:
+        s = s.str.replace_all(sym, "", literal=True)
+    s = s.str.strip_chars()
+    if fmt.trailing_minus:
+        trail = s.str.ends_with("-") & (s.str.len_chars() > 1)
+        neg = neg | trail
+        s = pl.when(trail).then(s.str.strip_suffix("-")).otherwise(s)
+    if fmt.thousands:
+        # a thousands separator only between digit groups of three
+        s = s.str.replace_all(rf"(\d){re.escape(fmt.thousands)}(\d{{3}})", "$1$2")
+        s = s.str.replace_all(rf"(\d){re.escape(fmt.thousands)}(\d{{3}})", "$1$2")
+    if fmt.decimal == ",":
+        s = s.str.replace(",", ".", literal=True)
+    ok = s.str.contains(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+    v = pl.when(ok).then(s).otherwise(None).cast(pl.Float64, strict=False)
+    v = pl.when(v.is_finite()).then(v).otherwise(None)
+    return pl.when(neg).then(-v).otherwise(v)
+
+
+def date_expr(e: pl.Expr, formats: list[str]) -> pl.Expr:
+    s = e.str.strip_chars()
+    parsed = [s.str.to_date(f, strict=False) for f in formats]
+    return pl.coalesce(parsed) if len(parsed) > 1 else parsed[0]
+
+
+_TS_AWARE = ["%Y-%m-%dT%H:%M:%S%.f%:z", "%Y-%m-%d %H:%M:%S%.f%:z", "%Y-%m-%dT%H:%M:%S%.f%z",
+             "%Y-%m-%d %H:%M:%S%.f%z", "%Y-%m-%dT%H:%M%:z", "%Y-%m-%d %H:%M%:z"]
+_TS_NAIVE = ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"]
+
+
+def received_at_expr(e: pl.Expr) -> pl.Expr:
+    """Instant (UTC): offsets are honoured, naive timestamps (and bare dates) are NJ local time."""
+    raw = e.str.strip_chars().str.replace(r"[Zz]$", "+00:00")
+    has_offset = raw.str.contains(r"[+-]\d{2}:?\d{2}$") & raw.str.contains(r"[T ]\d")
+    aware = pl.coalesce(
+        [raw.str.to_datetime(f, time_zone="UTC", strict=False, time_unit="us") for f in _TS_AWARE]
+    )
+    naive_local = pl.coalesce(
+        [raw.str.to_datetime(f, strict=False, time_unit="us") for f in _TS_NAIVE]
+        + [raw.str.to_date("%Y-%m-%d", strict=False).cast(pl.Datetime("us"))]
+    )
+    naive = naive_local.dt.replace_time_zone(schema.NJ_TZ, ambiguous="earliest", non_existent="null").dt.convert_time_zone("UTC")
+    return pl.when(has_offset).then(aware).otherwise(naive)
+
+
+# --- one table ------------------------------------------------------------------------------
+
+# Columns whose empty value is allowed (open-ended certification).
+NULLABLE = {("certifications", "valid_to")}
+MAX_CELL_CHARS = 10_000
+
+
+@dataclass
+class StagedTable:
+    """One submitted table after rename and cast (all rows, valid or not)."""
+
+    dataset: str
+    profile: str
+    source_file: str
+    sheet: str | None
+    staged: pl.DataFrame  # staged schema + "__line" (cells that did not cast are null)
+    text: pl.DataFrame  # "__line" + the submitted text of each canonical column (never the ssn)
+    headers: dict[str, str]  # canonical column -> the file's header(s) for it
+    raw: pl.DataFrame  # "__line" + every submitted cell by header, the ssn column dropped
+    structural: list[CellError]  # rows rejected before validation (ragged, huge cell, ...)
+    ssn_digits: frozenset[str] = frozenset()  # in memory only: to mask ssn-like text in rejects
+
+
+def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> StagedTable:
+    """Rename and cast one table read by ``readers`` under the profile ``match`` (profiles.Match)."""
+    profile = match.profile
+    canon = schema.SUBMITTED_COLUMNS[dataset]
+    f = table.frame
+    field_col = {name: f"c{pos}" for name, pos in match.columns.items()}
+    ssn_fields = {"ssn"} if "ssn" in profile.fields else set()
+    ssn_cols = {field_col[s] for s in ssn_fields if s in field_col}
+
+    # every submitted cell by its header (duplicated / blank headers made unique), ssn dropped
+    raw_names: dict[str, str] = {}
+    for pos, h in enumerate(table.headers):
+        c = f"c{pos}"
+        if c in ssn_cols:
+            continue
+        name = h or f"column_{pos + 1}"
+        while name in raw_names.values():
+            name += "_"
+        raw_names[c] = name
+    raw = f.select("__line", *[pl.col(c).alias(n) for c, n in raw_names.items()])
+
+    def cell(name: str) -> pl.Expr:
+        return pl.col(field_col[name]) if name in field_col else pl.lit(None, dtype=pl.String)
+
+    # the submitted text of each canonical column (derived: parts joined with " + ")
+    text_cols: dict[str, pl.Expr] = {}
+    headers: dict[str, str] = {}
+    for col in canon:
+        if col == "ssn":
+            headers[col] = table.headers[match.columns["ssn"]]
+            continue
+        if col in profile.derived:
+            parts = profile.derived[col]
+            text_cols[col] = pl.concat_str([cell(p).fill_null("") for p in parts], separator=" + ")
+            headers[col] = " + ".join(table.headers[match.columns[p]] for p in parts if p in match.columns)
+        else:
+            text_cols[col] = cell(col)
+            headers[col] = table.headers[match.columns[col]]
+    text = f.select("__line", **text_cols)
+
+    nf = profile.number
+
+    def num(col: str) -> pl.Expr:
+        if col in profile.derived:
+            parts = [number_expr(cell(p), nf) for p in profile.derived[col]]
+            blank = pl.all_horizontal([text_expr(cell(p)).is_null() for p in profile.derived[col]])
+            bad = pl.any_horizontal(
+                [text_expr(cell(p)).is_not_null() & number_expr(cell(p), nf).is_null() for p in profile.derived[col]]
+            )
+            total = pl.sum_horizontal([p.fill_null(0.0) for p in parts]).round(6)
+            return pl.when(blank | bad).then(None).otherwise(total)
+        return number_expr(cell(col), nf)
+
+    def day(col: str) -> pl.Expr:
+        return date_expr(cell(col), profile.date_formats)
+
+    def txt(col: str) -> pl.Expr:
+        return text_expr(cell(col))
+
+    def employer() -> pl.Expr:
+        e = txt("employer_id")
+        for ch in profile.employer_id_strip:
+            e = e.str.replace_all(ch, "", literal=True)
+        return e
+
+    if dataset == "payroll":
+        exprs = {
+            "employer_id": employer(), "employee_id": txt("employee_id"),
+            "period_start": day("period_start"), "period_end": day("period_end"),
+            "hours": num("hours"), "gross_wages": num("gross_wages"), "employer_taxes": num("employer_taxes"),
+        }
+    elif dataset == "applications":
+        instant = received_at_expr(cell("received_at"))
+        exprs = {
+            "application_id": txt("application_id"), "employer_id": employer(),
+            "employer_name": txt("employer_name"), "county": txt("county"),
+            "tax_type": txt("tax_type").str.to_uppercase(),
+            "tax_year": txt("tax_year").cast(pl.Int32, strict=False),
+            "received_at": instant,
+            "received_date": instant.dt.convert_time_zone(schema.NJ_TZ).dt.date(),
+        }
+    elif dataset == "roster":
+        exprs = {
+            "application_id": txt("application_id"), "employee_id": txt("employee_id"),
+            "wage_category": txt("wage_category").str.to_lowercase(),
+        }
+    elif dataset == "certifications":
+        exprs = {
+            "certification_id": txt("certification_id"), "status": txt("status").str.to_uppercase(),
+            "valid_from": day("valid_from"), "valid_to": day("valid_to"),
+        }
+    elif dataset == "employer_rates":
+        exprs = {
+            "employer_id": employer(), "rate_year_start": day("rate_year_start"),
+            "ui_rate": num("ui_rate"), "di_rate": num("di_rate"),
+        }
+    else:
+        raise KeyError(dataset)
+
+    typed = f.select(
+        "__line",
+        *[e.alias(k) for k, e in exprs.items()],
+        *([cell("ssn").alias("ssn")] if ssn_fields else []),
+    )
+    ssn_digits: frozenset[str] = frozenset()
+    id_is_ssn: list[int] = []
+    if ssn_fields:
+        ssn_digits = frozenset(typed.select(normalize_ssn_expr("ssn")).to_series().drop_nulls().to_list())
+        if "employee_id" in typed.columns:
+            same = normalize_ssn_expr("employee_id") == normalize_ssn_expr("ssn")
+            id_is_ssn = typed.filter(same.fill_null(False)).get_column("__line").to_list()
+        typed = hash_ssn_column(typed, key)
+    lineage = [
+        pl.lit(source_file, dtype=pl.String).alias("source_file"),
+        pl.lit(table.sheet, dtype=pl.String).alias("source_sheet"),
+        pl.col("__line").cast(pl.Int64).alias("source_line"),
+    ]
+    typed = typed.with_columns(lineage)
+    target = schema.STAGED[dataset]
+    staged = typed.select("__line", *[pl.col(c).cast(dt) for c, dt in target.items()])
+
+    structural = structural_errors(table, source_file, raw, id_is_ssn)
+    return StagedTable(dataset, profile.name, source_file, table.sheet, staged, text, headers, raw, structural, ssn_digits)
+
+
+def structural_errors(table, source_file: str, raw: pl.DataFrame, id_is_ssn: list[int]) -> list[CellError]:
+    """Row rejects that precede validation: wrong field count, oversized cell, ssn as employee id."""
+    errors: list[CellError] = []
+    where = source_file
+    for line in id_is_ssn:
+        errors.append(CellError(where, line, "employee_id", None, "employee_id_is_ssn",
+                                "employee_id is the employee's ssn: use the employer's own employee number"))
+    for line, cells in table.ragged:
+        errors.append(CellError(where, line, None, None, "field_count",
+                                f"{len(cells)} fields where the header has {len(table.headers)}"))
+    cols = [c for c in raw.columns if c != "__line"]
+    if cols:
+        too_long = raw.select(
+            "__line", *[(pl.col(c).str.len_chars() > MAX_CELL_CHARS).fill_null(False).alias(c) for c in cols]
+        )
+        mask = too_long.select(pl.any_horizontal(cols)).to_series()
+        for row in too_long.filter(mask).iter_rows(named=True):
+            for c in cols:
+                if row[c]:
+                    errors.append(CellError(where, row["__line"], c, None, "cell_too_long",
+                                            f"{c}: cell longer than {MAX_CELL_CHARS:,} characters"))
+    return errors
+
+
+# --- whole folder, canonical rules only -----------------------------------------------------
+
+def stage_submission(input_dir: Path, key: HashKey) -> Staged:
+    """Read and stage every dataset of a submission folder (vendor payroll layouts included).
+
+    Rows with a cell that does not cast are left out and reported in ``errors``; nothing else is
+    checked (``transforms.ingest.ingest_folder`` runs the validation suites and writes the lake).
+    """
+    from transforms.ingest.pipeline import discover, read_tables
+
+    root = Path(input_dir)
+    if not root.is_dir():
+        raise SubmissionError(f"{root}: not a folder")
+    found = discover(root)
+    for dataset, pattern in schema.SUBMISSION_FILES.items():
+        if not any(d == dataset for d, _ in found):
+            raise SubmissionError(f"{root}: no {pattern} (required by the canonical layout)")
+    parts: dict[str, list[pl.DataFrame]] = {d: [] for d in schema.STAGED}
+    errors: list[CellError] = []
+    files: list[Path] = []
+    for dataset, path in found:
+        if dataset is None:
+            continue
+        files.append(path)
+        rel = path.relative_to(root).as_posix()
+        tables, problem = read_tables(dataset, path, rel, key)
+        if problem is not None:
+            raise SubmissionError(f"{path}: {problem.message}")
+        for st in tables:
+            errors.extend(st.structural)
+            bad_lines = {e.line for e in st.structural}
+            nonnull = [c for c in schema.STAGED[dataset] if c not in schema.LINEAGE and (dataset, c) not in NULLABLE]
+            ok = pl.all_horizontal([pl.col(c).is_not_null() for c in nonnull])
+            for row in st.staged.filter(~ok).select("__line").iter_rows():
+                errors.append(CellError(rel, row[0], None, None, "type", "a cell is empty or not a valid value"))
+            good = st.staged.filter(ok & ~pl.col("__line").is_in(list(bad_lines)))
+            parts[dataset].append(good.drop("__line"))
+    frames = {
+        d: pl.concat(p, how="vertical") if p else pl.DataFrame(schema=schema.STAGED[d]) for d, p in parts.items()
+    }
+    return Staged(frames, errors, files)
