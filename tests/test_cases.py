@@ -46,11 +46,19 @@ def run_case(case: dict) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 @pytest.mark.parametrize("case", list(_load_cases()))
 def test_case(case):
-    employees, awards = run_case(case)
     expect = case["expect"]
+    if "error" in expect:
+        with pytest.raises(ValueError, match=expect["error"]):
+            run_case(case)
+        return
+    employees, awards = run_case(case)
+    if expect.get("absent"):
+        assert employees.height == 0 and awards.height == 0
+        return
+    app_id = expect.get("application_id", "A1")
     if "employee" in expect:
         emp_id = expect.get("employee_id", "E1")
-        row = employees.filter(pl.col("employee_id") == emp_id).to_dicts()
+        row = employees.filter((pl.col("employee_id") == emp_id) & (pl.col("application_id") == app_id)).to_dicts()
         assert len(row) == 1, f"no employee-year for {emp_id}"
         for key, want in expect["employee"].items():
             got = row[0][key]
@@ -59,7 +67,7 @@ def test_case(case):
             else:
                 assert (got or "") == (want or ""), f"{key}: {got!r} != {want!r}"
     if "application" in expect:
-        row = awards.filter(pl.col("application_id") == expect.get("application_id", "A1")).to_dicts()
+        row = awards.filter(pl.col("application_id") == app_id).to_dicts()
         assert len(row) == 1
         for key, want in expect["application"].items():
             got = row[0][key]

@@ -13,6 +13,7 @@ import calendar
 import datetime as dt
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import polars as pl
 
@@ -37,7 +38,7 @@ def build_frames(case: dict[str, Any], params: Parameters) -> dict[str, pl.DataF
     employer_id = str(case.get("employer_id", d.get("employer_id", "100000001")))
     tax_rate = Decimal(str(case.get("tax_rate", d.get("tax_rate", "0.1095"))))
     employees = case.get("employees") or [
-        {k: case[k] for k in ("employee_id", "ssn", "category", "months", "certified_from", "certifications") if k in case}
+        {k: case[k] for k in ("employee_id", "ssn", "category", "months", "periods", "certified_from", "certifications") if k in case}
     ]
     payroll_rows: list[dict[str, Any]] = []
     roster_rows: list[dict[str, Any]] = []
@@ -72,6 +73,19 @@ def build_frames(case: dict[str, Any], params: Parameters) -> dict[str, pl.DataF
                         "employer_taxes": float(taxes),
                     }
                 )
+        for per in e.get("periods") or []:
+            payroll_rows.append(
+                {
+                    "employer_id": employer_id,
+                    "employee_id": emp_id,
+                    "ssn_hash": hash_one(ssn, TEST_KEY),
+                    "period_start": dt.date.fromisoformat(str(per["start"])),
+                    "period_end": dt.date.fromisoformat(str(per["end"])),
+                    "hours": float(per["hours"]),
+                    "gross_wages": float(per["wages"]),
+                    "employer_taxes": float(per.get("taxes", 0)),
+                }
+            )
         certs = e.get("certifications")
         if certs is None:
             frm = e.get("certified_from", case.get("certified_from", "2018-01-01"))
@@ -120,15 +134,16 @@ def build_frames(case: dict[str, Any], params: Parameters) -> dict[str, pl.DataF
             base = base.with_columns(**{k: pl.Series(v, dtype=schema.LINEAGE[k]) for k, v in _lineage(len(rows), f"{name}.csv").items()})
         return base
 
-    apps_df = frame("applications", app_rows, schema.APPLICATIONS)
-    if app_rows:
-        raw = pl.col("received_at")
-        apps_df = apps_df.with_columns(
-            raw.str.to_datetime(time_unit="us")
-            .dt.replace_time_zone(schema.NJ_TZ)
-            .dt.convert_time_zone("UTC")
-            .alias("received_at")
-        ).with_columns(pl.col("received_at").dt.convert_time_zone(schema.NJ_TZ).dt.date().alias("received_date"))
+    for r in app_rows:  # naive = New Jersey local time; an offset is converted
+        ts = dt.datetime.fromisoformat(r["received_at"].replace("Z", "+00:00"))
+        if ts.tzinfo is None:
+            ts = ts.replace(tzinfo=ZoneInfo(schema.NJ_TZ))
+        r["received_at"] = ts.astimezone(dt.UTC)
+        r["received_date"] = ts.astimezone(ZoneInfo(schema.NJ_TZ)).date()
+    apps_df = (
+        pl.DataFrame(app_rows, schema={c: t for c, t in schema.APPLICATIONS.items() if c not in schema.LINEAGE})
+        .with_columns(**{k: pl.Series(v, dtype=schema.LINEAGE[k]) for k, v in _lineage(len(app_rows), "applications.csv").items()})
+    )
     rate_rows = [
         {"employer_id": str(r.get("employer_id", employer_id)), "rate_year_start": dt.date.fromisoformat(str(r["rate_year_start"])),
          "ui_rate": float(r["ui_rate"]), "di_rate": float(r["di_rate"])}

@@ -1,0 +1,24 @@
+"""Shared fixtures. Prefect's home and settings are set before Prefect is first imported."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+_PREFECT_HOME = tempfile.mkdtemp(prefix="impcredit-prefect-")
+os.environ["PREFECT_HOME"] = _PREFECT_HOME
+os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
+os.environ.setdefault("DO_NOT_TRACK", "1")
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.pop("PREFECT_API_URL", None)
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def prefect_harness():
+    """One Prefect test server for the session (real flows, a temporary database)."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
