@@ -15,7 +15,7 @@ from flows import _env
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="New Jersey impairment tax credit (N.J.S.A. 34:11-56a40).")
 console = Console()
-err = Console(stderr=True)
+err = Console(stderr=True, soft_wrap=True)
 
 DATA = _env.REPO_ROOT / "data"
 
@@ -95,12 +95,15 @@ def annual(
         _fail("--cap must be a non-negative amount in dollars")
     try:
         from flows.annual import annual_flow
+        from transforms.credits import year_params
         from transforms.params import load_parameters
         from transforms.pii import load_key
         from transforms.settings import AllocationSettings, Settings
 
         settings = Settings(allocation=AllocationSettings(policy=policy, cap=cap))
         params = load_parameters()
+        if tax_year >= int(params.value("program.first_tax_year", as_of_date)):
+            year_params(params, tax_year, settings.rules)  # a missing parameter stops here, named
         key = load_key()
         with console.status("running the annual flow..."):
             summary = annual_flow(

@@ -1,0 +1,99 @@
+"""The ``explain`` command: ``register(app)`` adds it to the impcredit typer app."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:,.6f}".rstrip("0").rstrip(".") if abs(v) < 1e15 else str(v)
+    return "" if v is None else str(v)
+
+
+def render_text(r: dict, console: Console) -> None:
+    e = r["employee_year"]
+    head = Table(show_header=False, box=None)
+    head.add_column(style="bold")
+    head.add_column()
+    for k in ("application_id", "employer_id", "employee_id", "tax_year", "wage_category", "status", "reasons"):
+        head.add_row(k, _fmt(e.get(k)))
+    head.add_row("credit", f"${r['result']['credit']} (part 1 ${r['result']['part1_credit']}, part 2 ${r['result']['part2_credit']})")
+    console.print(Panel(head, title="impcredit explain", expand=False))
+    q = Table(title="Quantities (spec sections 4 to 6)")
+    for c in ("quantity", "value", "formula", "spec"):
+        q.add_column(c, justify="right" if c == "value" else "left", overflow="fold")
+    for x in r["quantities"]:
+        q.add_row(x["name"], _fmt(x["value"]), x["formula"], x["section"])
+    console.print(q)
+    if r["parameters"]:
+        p = Table(title="Parameters used")
+        for c in ("parameter", "value", "period", "citation"):
+            p.add_column(c, overflow="fold")
+        for x in r["parameters"]:
+            cite = x["citation"]["title"] + (f" <{x['citation']['href']}>" if x["citation"]["href"] else "")
+            p.add_row(x["label"], _fmt(x["value"]), x["period"], cite)
+        console.print(p)
+    if r["reasons"]:
+        t = Table(title="Reasons")
+        for c in ("code", "meaning", "statute"):
+            t.add_column(c, overflow="fold")
+        for x in r["reasons"]:
+            t.add_row(x["code"], x["words"], x["citation"])
+        console.print(t)
+    s = Table(title=f"Submitted payroll lines ({r['sources']['payroll_totals']['rows']} rows, periods overlapping t-1..t)")
+    for c in ("file", "sheet", "line", "period", "hours", "gross_wages", "employer_taxes"):
+        s.add_column(c, justify="right" if c in ("line", "hours", "gross_wages", "employer_taxes") else "left")
+    for x in r["sources"]["payroll"]:
+        s.add_row(_fmt(x.get("source_file")), _fmt(x.get("source_sheet")), _fmt(x.get("source_line")),
+                  f"{x.get('period_start')}..{x.get('period_end')}", _fmt(x.get("hours")), _fmt(x.get("gross_wages")),
+                  _fmt(x.get("employer_taxes")))
+    console.print(s)
+    ck = r["check"]
+    c = Table(title="Check: recomputed from the quantities above " + ("[green]OK[/]" if ck["ok"] else "[red]MISMATCH[/]"))
+    for col in ("item", "recomputed", "stored", "ok"):
+        c.add_column(col)
+    for x in ck["items"]:
+        c.add_row(x["name"], str(x["recomputed"]), str(x["stored"]), "yes" if x["ok"] else "[red]no[/]")
+    console.print(c)
+    if ck.get("note"):
+        console.print(f"[dim]{ck['note']}[/]")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def explain(
+        workdir: Annotated[Path, typer.Option("--workdir", help="Workdir of the run (holds lake/ and the ledger).")],
+        out: Annotated[Path, typer.Option("--out", help="Output folder of the annual run (employee_years.parquet).")],
+        tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year.")],
+        employer: Annotated[str, typer.Option("--employer", help="Employer id.")],
+        employee: Annotated[str, typer.Option("--employee", help="Employee id (the employer's own).")],
+        format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+    ) -> None:
+        """Explain one employee-year's credit: quantities, parameters with citations, sources, check."""
+        err = Console(stderr=True)
+        if format not in ("text", "json"):
+            err.print(f"[bold red]error:[/] --format must be text or json, not {format!r}")
+            raise typer.Exit(2)
+        from transforms.params import ParameterError, load_parameters
+        from transforms.products.explain import ExplainError
+        from transforms.products.explain import explain as run_explain
+
+        try:
+            result = run_explain(workdir, out, tax_year, employer, employee, load_parameters())
+        except (ExplainError, ParameterError, OSError) as exc:
+            err.print(f"[bold red]error:[/] {exc}")
+            raise typer.Exit(2) from None
+        if format == "json":
+            print(json.dumps(result, indent=2, sort_keys=True, default=str))
+        else:
+            render_text(result, Console())
+        if not result["check"]["ok"]:
+            raise typer.Exit(1)

@@ -1,0 +1,107 @@
+"""Quarterly estimates (spec section 9) as a Prefect flow: thin over ``transforms.quarterly``.
+
+The credit computation can fan out per employer batch (``batches`` > 1) through the flow's task
+runner; with ``dask_address`` the flow runs on ``prefect_dask.DaskTaskRunner(address=...)``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
+
+from flows import _env  # noqa: F401
+from transforms import annual as steps
+from transforms import ledger
+from transforms import quarterly as q
+from transforms.params import Parameters
+from transforms.pii import HashKey
+from transforms.settings import Settings
+
+DASK_ENV = "IMPCREDIT_DASK_ADDRESS"
+
+
+@task(cache_policy=NO_CACHE)
+def stage_submission(input_dir: Path, key: HashKey) -> steps.StagedInputs:
+    """Stage into a temporary lake: estimates and what-ifs never touch the workdir's lake."""
+    tmp = Path(tempfile.mkdtemp(prefix="impcredit-stage-"))
+    try:
+        return steps.stage_inputs(input_dir, tmp, key)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@task(cache_policy=NO_CACHE)
+def estimate_batch(frames: dict, tax_year: int, quarter: int, as_of: dt.date, params: Parameters, settings: Settings):
+    return q.estimate_credits(frames, tax_year, quarter, as_of, params, settings)
+
+
+@task(cache_policy=NO_CACHE)
+def credit_batch(frames: dict, tax_year: int, as_of: dt.date, params: Parameters, settings: Settings):
+    return steps.compute(frames, tax_year, as_of, params, settings)
+
+
+def fan_out(task_fn, frames: dict, batches: int, **kwargs):
+    """Run ``task_fn`` on each employer batch through the flow's task runner and merge."""
+    parts = q.employer_batches(frames, batches)
+    if len(parts) == 1:
+        return task_fn(parts[0], **kwargs)
+    futures = [task_fn.submit(p, **kwargs) for p in parts]
+    return q.merge_results([f.result() for f in futures])
+
+
+def with_task_runner(flow_obj, dask_address: str | None):
+    """The flow on a Dask cluster when an address is given (argument or IMPCREDIT_DASK_ADDRESS)."""
+    address = dask_address or os.environ.get(DASK_ENV) or None
+    if not address:
+        return flow_obj
+    from prefect_dask import DaskTaskRunner
+
+    return flow_obj.with_options(task_runner=DaskTaskRunner(address=address))
+
+
+@task(cache_policy=NO_CACHE)
+def write_and_record(**kwargs) -> q.QuarterlySummary:
+    return q.run_quarterly(**kwargs)
+
+
+@flow(name="impcredit-quarterly", log_prints=False)
+def quarterly_flow(
+    input_dir: Path,
+    tax_year: int,
+    quarter: int,
+    as_of: dt.date,
+    out_dir: Path,
+    workdir: Path,
+    params: Parameters,
+    settings: Settings,
+    key: HashKey,
+    batches: int = 1,
+    wait_seconds: float = 0.0,
+) -> q.QuarterlySummary:
+    logger = get_run_logger()
+    q.quarter_end(tax_year, quarter)  # validates the quarter
+    started_at = ledger.now_utc()
+    with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
+        steps.clean_stale_staging(out_dir)
+        staged = stage_submission(input_dir, key)
+        run_id = steps.new_run_id(f"quarterly-q{quarter}", tax_year, staged.inputs_sha256)
+        result = fan_out(estimate_batch, staged.frames, batches, tax_year=tax_year, quarter=quarter, as_of=as_of,
+                         params=params, settings=settings)
+        summary = write_and_record(
+            workdir=workdir, out_dir=out_dir, run_id=run_id, tax_year=tax_year, quarter=quarter, as_of=as_of,
+            params=params, settings=settings, staged=staged, result=result, started_at=started_at,
+        )
+    logger.info("quarterly run %s: %s", run_id, summary.cap_line)
+    create_markdown_artifact(
+        key=f"quarterly-{tax_year}-q{quarter}",
+        markdown=f"**{run_id}**\n\nCap pressure: {summary.cap_line}\n",
+        description=f"Quarterly estimate {tax_year} Q{quarter}",
+    )
+    return summary

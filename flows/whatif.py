@@ -1,0 +1,52 @@
+"""What-if runs as a Prefect flow: credits with overlaid settings/parameters, allocation against
+the ledger read-only (``fresh=True``), outputs beside the ledger, ``diff.csv``. Never commits."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from prefect import flow, get_run_logger, task
+from prefect.cache_policies import NO_CACHE
+
+from flows import _env  # noqa: F401
+from flows.quarterly import credit_batch, fan_out, stage_submission
+from transforms import annual as steps
+from transforms import whatif as w
+from transforms.params import Parameters
+from transforms.pii import HashKey
+from transforms.settings import Settings
+
+
+@task(cache_policy=NO_CACHE)
+def decide_and_write(**kwargs) -> w.WhatIfOutcome:
+    return w.run_whatif(**kwargs)
+
+
+@flow(name="impcredit-whatif", log_prints=False)
+def whatif_flow(
+    input_dir: Path,
+    tax_year: int,
+    as_of: dt.date,
+    out_dir: Path,
+    workdir: Path,
+    params: Parameters,
+    settings: Settings,
+    key: HashKey,
+    assignments: dict | None = None,
+    batches: int = 1,
+    wait_seconds: float = 0.0,
+) -> w.WhatIfOutcome:
+    logger = get_run_logger()
+    # The lock keeps an annual run from committing while the what-if reads the ledger.
+    with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
+        staged = stage_submission(input_dir, key)
+        run_id = steps.new_run_id("whatif", tax_year, staged.inputs_sha256)
+        result = fan_out(credit_batch, staged.frames, batches, tax_year=tax_year, as_of=as_of, params=params,
+                         settings=settings)
+        outcome = decide_and_write(
+            workdir=workdir, out_dir=out_dir, run_id=run_id, tax_year=tax_year, as_of=as_of, params=params,
+            settings=settings, staged=staged, result=result, assignments=dict(assignments or {}),
+        )
+    logger.info("what-if %s: %d awards change against %s", run_id, outcome.changed, outcome.baseline_run)
+    return outcome
