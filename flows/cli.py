@@ -65,8 +65,13 @@ def _print_summary(summary) -> None:
     if summary.rejected_rows:
         t.add_row("Rejected input rows", f"[yellow]{summary.rejected_rows:,}[/] (see rejects.csv)")
     t.add_row("Outputs", summary.out_dir)
+    groups: dict[str, int] = {}
     for p in summary.outputs:
-        t.add_row("", Path(p).name)
+        rel = Path(p).relative_to(summary.out_dir)
+        name = rel.parts[0] + ("/" if len(rel.parts) > 1 else "")
+        groups[name] = groups.get(name, 0) + 1
+    for name, n in sorted(groups.items()):
+        t.add_row("", f"{name} ({n} files)" if name.endswith("/") else name)
     t.add_row("Ledger", str(Path(summary.workdir) / "impcredit.duckdb"))
     status = "completed with rejections" if summary.rejected_rows else "completed"
     console.print(Panel(t, title=f"impcredit {summary.kind}: {status}", expand=False))
@@ -149,6 +154,32 @@ def generate(
 
 
 @app.command()
+def ingest(
+    input: Annotated[Path, typer.Option("--input", help="Submission folder (canonical or vendor layouts).")],
+    workdir: Annotated[Path, typer.Option("--workdir", help="Workdir holding the Parquet lake.")] = DATA / "work",
+    out: Annotated[Path | None, typer.Option("--out", help="Where to write rejects.csv (default: the workdir).")] = None,
+) -> None:
+    """Ingest a submission into the Parquet lake alone: profiles, validation, quarantine."""
+    if not input.is_dir():
+        _fail(f"--input {input} is not a folder")
+    try:
+        from transforms.ingest import ingest_folder
+        from transforms.pii import load_key
+
+        key = load_key()
+        with console.status("ingesting..."):
+            report = ingest_folder(input.resolve(), workdir.resolve(), key, docs_dir=(out or workdir) / "data_docs")
+        paths = report.write_rejects((out or workdir).resolve())
+    except _known_errors() as exc:
+        _fail(str(exc))
+        return
+    console.print(report.summary())
+    console.print(f"rejects: {paths[0] if paths else 'none'}")
+    if key.is_demo:
+        console.print("[yellow]note:[/] ssn hashes use the built-in demo key.")
+
+
+@app.command()
 def runs(
     workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.")] = DATA / "work",
 ) -> None:
@@ -177,6 +208,20 @@ def runs(
             r["policy"], r["status"], str(s.get("applications", "")), f"{s.get('requested', 0):,.2f}", f"{s.get('awarded', 0):,.2f}",
         )
     console.print(t)
+
+
+def _register_extensions() -> None:
+    from flows import cli_products
+
+    cli_products.register(app)
+    try:
+        from flows import cli_orchestration
+    except ImportError:  # pragma: no cover - while the orchestration commands are absent
+        return
+    cli_orchestration.register(app)
+
+
+_register_extensions()
 
 
 def main() -> None:

@@ -76,6 +76,7 @@ def register(app: typer.Typer) -> None:
         employer: Annotated[str, typer.Option("--employer", help="Employer id.")],
         employee: Annotated[str, typer.Option("--employee", help="Employee id (the employer's own).")],
         format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
+        application: Annotated[str | None, typer.Option("--application", help="Application id, when the employee is claimed by several.")] = None,
     ) -> None:
         """Explain one employee-year's credit: quantities, parameters with citations, sources, check."""
         err = Console(stderr=True)
@@ -87,7 +88,7 @@ def register(app: typer.Typer) -> None:
         from transforms.products.explain import explain as run_explain
 
         try:
-            result = run_explain(workdir, out, tax_year, employer, employee, load_parameters())
+            result = run_explain(workdir, out, tax_year, employer, employee, load_parameters(), application_id=application)
         except (ExplainError, ParameterError, OSError) as exc:
             err.print(f"[bold red]error:[/] {exc}")
             raise typer.Exit(2) from None

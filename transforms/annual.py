@@ -32,7 +32,6 @@ from transforms.params import Parameters
 from transforms.pii import HashKey
 from transforms.schema import STAGED
 from transforms.settings import Settings
-from transforms.staging import stage_submission
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,6 +47,7 @@ class StagedInputs:
     files: list[dict]
     key_source: str
     key_id: str
+    report: object | None = None  # the ingest report (transforms.ingest.IngestReport)
 
     @property
     def inputs_sha256(self) -> str:
@@ -112,25 +112,21 @@ def input_file_records(input_dir: Path) -> list[dict]:
     ]
 
 
-def stage_inputs(input_dir: Path, workdir: Path, key: HashKey) -> StagedInputs:
-    """Stage the submission (ssn hashed on first read) and keep the staged frames in the lake."""
-    staged = stage_submission(input_dir, key)
-    lake = workdir / "lake"
-    lake.mkdir(parents=True, exist_ok=True)
-    for name, frame in staged.frames.items():
-        tmp = lake / f".{name}.parquet.tmp"
-        frame.write_parquet(tmp)
-        tmp.replace(lake / f"{name}.parquet")
-    rejects = pl.DataFrame(
-        [e.__dict__ for e in staged.errors],
-        schema={"file": pl.String, "line": pl.Int64, "column": pl.String, "value": pl.String, "rule": pl.String, "message": pl.String},
-    )
-    return StagedInputs(staged.frames, rejects, input_file_records(input_dir), key.source, key.key_id)
+def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, docs_dir: Path | None = None) -> StagedInputs:
+    """Ingest the submission into the lake (vendor layouts, validation suites, quarantine; the
+    ssn is hashed on first read), then read every dataset back from the lake."""
+    from transforms.ingest import ingest_folder
+    from transforms.ingest.lake import scan_lake
+
+    report = ingest_folder(input_dir, workdir, key, docs_dir=docs_dir)
+    frames = {name: scan_lake(workdir, name).collect() for name in STAGED}
+    return StagedInputs(frames, report.rejects, input_file_records(input_dir), key.source, key.key_id, report)
 
 
 def load_lake(workdir: Path) -> dict[str, pl.LazyFrame]:
-    lake = workdir / "lake"
-    return {name: pl.scan_parquet(lake / f"{name}.parquet", schema=schema) for name, schema in STAGED.items()}
+    from transforms.ingest.lake import scan_lake
+
+    return {name: scan_lake(workdir, name) for name in STAGED}
 
 
 def new_run_id(kind: str, tax_year: int, inputs_sha: str) -> str:
@@ -210,7 +206,10 @@ def write_outputs(
     awards = awards_output(decisions.awards)
     write_csv(emp, staging.path("employee_credits.csv"))
     write_csv(awards, staging.path("awards.csv"))
-    write_csv(staged.rejects, staging.path("rejects.csv"))
+    if staged.report is not None:
+        staged.report.write_rejects(staging.dir)  # rejects.csv and one file per employer
+    else:
+        write_csv(staged.rejects, staging.path("rejects.csv"))
     # Employee-years with every quantity (for explain and audit), no ssn.
     result.employees.drop([c for c in result.employees.columns if c.startswith("__")]).write_parquet(
         staging.path("employee_years.parquet")
@@ -282,6 +281,7 @@ def decide_and_commit(
     result: CreditResult,
     started_at: dt.datetime,
     quarter: int | None = None,
+    with_products: bool = True,
 ) -> RunSummary:
     """Decide against the ledger, write the outputs aside, commit the ledger, then move the
     outputs into place. A failure before the commit leaves neither ledger rows nor outputs."""
@@ -295,6 +295,14 @@ def decide_and_commit(
             staging, run_id=run_id, kind=kind, tax_year=tax_year, as_of=as_of, params=params,
             settings=settings, staged=staged, result=result, decisions=decisions,
         )
+        if with_products:
+            from transforms.products import write_products
+
+            write_products(
+                staging.dir, con=con, awards=decisions.awards, employee_years=result.employees,
+                rejects=staged.rejects, run_id=run_id, tax_year=tax_year, approval_year=as_of.year,
+                cap_cents=decisions.cap_cents,
+            )
         record = run_record(summary, started_at=started_at, settings=settings, params=params, staged=staged,
                             quarter=quarter)
         ledger.commit_run(con, record, decisions.new, staged.files, decisions.cap_cents)

@@ -132,6 +132,7 @@ class StagedTable:
     raw: pl.DataFrame  # "__line" + every submitted cell by header, the ssn column dropped
     structural: list[CellError]  # rows rejected before validation (ragged, huge cell, ...)
     ssn_digits: frozenset[str] = frozenset()  # in memory only: to mask ssn-like text in rejects
+    ragged: list[tuple[int, list[str]]] = field(default_factory=list)  # (line, cells) of wrong width
 
 
 def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> StagedTable:
@@ -256,7 +257,7 @@ def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> S
     staged = typed.select("__line", *[pl.col(c).cast(dt) for c, dt in target.items()])
 
     structural = structural_errors(table, source_file, raw, id_is_ssn)
-    return StagedTable(dataset, profile.name, source_file, table.sheet, staged, text, headers, raw, structural, ssn_digits)
+    return StagedTable(dataset, profile.name, source_file, table.sheet, staged, text, headers, raw, structural, ssn_digits, list(table.ragged))
 
 
 def structural_errors(table, source_file: str, raw: pl.DataFrame, id_is_ssn: list[int]) -> list[CellError]:
@@ -308,9 +309,11 @@ def stage_submission(input_dir: Path, key: HashKey) -> Staged:
             continue
         files.append(path)
         rel = path.relative_to(root).as_posix()
-        tables, problem = read_tables(dataset, path, rel, key)
+        tables, problem, bad_sheets, _ = read_tables(dataset, path, rel, key)
         if problem is not None:
             raise SubmissionError(f"{path}: {problem.message}")
+        for sh in bad_sheets:
+            errors.append(CellError(rel, None, None, None, sh.problem.rule, sh.problem.message))
         for st in tables:
             errors.extend(st.structural)
             bad_lines = {e.line for e in st.structural}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import threading
 from dataclasses import dataclass
 from datetime import datetime
@@ -121,7 +122,8 @@ def helper_columns(dataset: str, staged: pl.DataFrame, text: pl.DataFrame, now: 
         days = (pl.col("period_end") - pl.col("period_start")).dt.total_days() + 1
         f = f.with_columns(days.alias("__period_days")).with_columns(
             pl.when(pl.col("__period_days") >= 1).then(pl.col("hours") / pl.col("__period_days")).alias("__hours_per_day"),
-            pl.when(pl.col("hours") > 0).then(pl.col("gross_wages") / pl.col("hours")).alias("__hourly_rate"),
+            pl.when((pl.col("hours") > 0) & (pl.col("gross_wages") >= 0))
+            .then(pl.col("gross_wages") / pl.col("hours")).alias("__hourly_rate"),
         )
     elif dataset == "applications":
         f = f.with_columns(
@@ -151,7 +153,8 @@ def run_suite(dataset: str, frame: pl.DataFrame, *, run_name: str, docs_dir: Pat
     if docs_dir is not None:
         Path(docs_dir).mkdir(parents=True, exist_ok=True)
         cp = _checkpoint(state, dataset, Path(docs_dir))
-        res = cp.run(batch_parameters=params, run_id=RunIdentifier(run_name=run_name))
+        safe = re.sub(r"[/\\]", "__", run_name)
+        res = cp.run(batch_parameters=params, run_id=RunIdentifier(run_name=safe))
         results = [r for vr in res.run_results.values() for r in vr.results]
     else:
         vr = state["vds"][dataset].run(batch_parameters=params, result_format=RESULT_FORMAT)

@@ -1,0 +1,275 @@
+"""Ingest: vendor layouts, staging, the lake, idempotency, replacement, and the ssn never leaking."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from datetime import date, datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from transforms import schema
+from transforms.ingest import IngestReport, ingest_folder
+from transforms.ingest.lake import scan_lake
+from transforms.ingest.profiles import Profile, fold, load_profiles
+from transforms.pii import load_key
+from transforms.staging import stage_submission
+from transforms.vendor_writer import LAYOUTS, write_layout, write_vendor_mix
+
+FIX = Path(__file__).parent / "fixtures"
+CANON = FIX / "canonical_small"
+KEY = load_key({})
+NOW = datetime(2026, 1, 1, 12, 0)
+VALUES = [c for c in schema.PAYROLL if c not in schema.LINEAGE]
+
+
+def check_counts(report: IngestReport) -> None:
+    for f in report.files:
+        assert f.rows_read == f.rows_accepted + f.rows_rejected, f
+
+
+def payroll_values(workdir: Path) -> pl.DataFrame:
+    return scan_lake(workdir, "payroll").select(VALUES).collect().sort(VALUES)
+
+
+@pytest.fixture(scope="module")
+def canonical_lake(tmp_path_factory) -> Path:
+    wd = tmp_path_factory.mktemp("canon")
+    report = ingest_folder(CANON, wd, KEY, now=NOW)
+    check_counts(report)
+    assert all(f.status == "accepted" for f in report.files), report.summary()
+    return wd
+
+
+def test_profiles_load_strictly(tmp_path):
+    names = [p.name for p in load_profiles()]
+    assert names[0] == "canonical" and {"adp_register", "gusto_export", "peo_export", "spreadsheet_xlsx"} <= set(names)
+    data = load_profiles()[1].model_dump()
+    data["refernces"] = "typo"
+    with pytest.raises(Exception, match="refernces"):
+        Profile.model_validate(data)
+    assert fold(" O/T Hours ") == fold("ot_hours") == "othours"
+
+
+def test_canonical_staged_schema_and_lineage(canonical_lake):
+    frame = scan_lake(canonical_lake, "payroll").collect()
+    assert frame.schema == schema.PAYROLL
+    assert frame.height == 1155
+    assert frame.get_column("source_file").unique().to_list() == ["payroll/payroll.csv"]
+    assert sorted(frame.get_column("source_line").to_list()) == list(range(2, 1157))
+    assert frame.get_column("ssn_hash").str.len_chars().unique().to_list() == [64]
+    for ds in ("applications", "roster", "certifications", "employer_rates"):
+        f = scan_lake(canonical_lake, ds).collect()
+        assert f.schema == schema.STAGED[ds] and f.height > 0
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_each_vendor_layout_stages_to_the_canonical_rows(layout, tmp_path, canonical_lake):
+    rows = pl.read_csv(CANON / "payroll" / "payroll.csv", infer_schema=False).to_dicts()
+    sub = tmp_path / "in"
+    written = write_layout(layout, rows, sub / "payroll" / layout)
+    report = ingest_folder(sub, tmp_path / "wd", KEY, now=NOW)
+    check_counts(report)
+    (rec,) = report.files
+    assert rec.profile == layout and rec.status == "accepted", report.summary()
+    assert rec.file == f"payroll/{written.name}"
+    assert_frame_equal(payroll_values(tmp_path / "wd"), payroll_values(canonical_lake))
+    if layout == "spreadsheet_xlsx":
+        sheets = scan_lake(tmp_path / "wd", "payroll").select("source_sheet").unique().collect()
+        assert sorted(sheets.get_column("source_sheet").to_list()) == ["2021", "2022", "2023"]
+
+
+def test_vendor_mix_same_rows_and_other_datasets_copied(tmp_path, canonical_lake):
+    write_vendor_mix(CANON, tmp_path / "mix", seed=11)
+    names = sorted(p.name for p in (tmp_path / "mix" / "payroll").iterdir())
+    assert len(names) == len(LAYOUTS)
+    report = ingest_folder(tmp_path / "mix", tmp_path / "wd", KEY, now=NOW)
+    check_counts(report)
+    assert {f.profile for f in report.files if f.dataset == "payroll"} == set(LAYOUTS)
+    assert report.rejects.height == 0, report.rejects
+    assert_frame_equal(payroll_values(tmp_path / "wd"), payroll_values(canonical_lake))
+    for ds in ("applications", "roster", "certifications", "employer_rates"):
+        assert (tmp_path / "mix" / f"{ds}.csv").read_bytes() == (CANON / f"{ds}.csv").read_bytes()
+
+
+def test_vendor_number_and_date_formats(tmp_path):
+    sub = tmp_path / "in" / "payroll"
+    sub.mkdir(parents=True)
+    (sub / "adp.csv").write_text(
+        "CO FEIN,file #,Tax ID (SSN),Period Beginning Date,Period Ending Date,Reg Hours,OT Hours,Reg Earnings,"
+        "OT Earnings,ER Taxes Total\n"
+        '10-0000001,7,900-11-0001,01/01/2023,01/14/2023,80,2.5,"$1,200.00",$56.25,"$137.55"\n'
+        '10-0000001,8,900-11-0002,01/01/2023,01/14/2023,10,,$150.00,,(12.50)\n'
+    )
+    report = ingest_folder(tmp_path / "in", tmp_path / "wd", KEY, now=NOW)
+    check_counts(report)
+    assert report.files[0].profile == "adp_register"
+    lake = scan_lake(tmp_path / "wd", "payroll").collect().sort("source_line")
+    assert lake.get_column("hours").to_list() == [82.5]
+    assert lake.get_column("gross_wages").to_list() == [1256.25]
+    assert lake.get_column("employer_id").to_list() == ["100000001"]
+    # "(12.50)" parsed as -12.50, then rejected by rule (employer taxes are never negative)
+    assert report.rejects.select("line", "rule", "value").rows() == [(3, "taxes_negative", "(12.50)")]
+
+
+def test_unknown_layout_names_nearest_profile(tmp_path):
+    sub = tmp_path / "in" / "payroll"
+    sub.mkdir(parents=True)
+    (sub / "x.csv").write_text("Company EIN,Employee ID,SSN,Pay Period Start,Regular Hours,Gross Earnings,Bonus\n1,2,3,4,5,6,7\n")
+    report = ingest_folder(tmp_path / "in", tmp_path / "wd", KEY, now=NOW)
+    check_counts(report)
+    (rec,) = report.files
+    assert rec.status == "rejected" and rec.rows_read == 1 and rec.rows_rejected == 1
+    msg = report.rejects.get_column("message")[0]
+    assert "nearest: 'gusto_export'" in msg and "Pay Period End" in msg and "Employer Taxes" in msg and "Bonus" in msg
+    assert report.rejects.get_column("line")[0] is None
+
+
+def test_applications_received_at_and_rules(tmp_path):
+    sub = tmp_path / "in"
+    sub.mkdir()
+    (sub / "applications.csv").write_text(
+        "Application ID,Employer_ID,employer name,County,tax type,TAX_YEAR,Received At\n"
+        "A1,100000001,One,Mercer,cbt,2023,2024-12-31 23:30:00\n"
+        "A2,100000001,One,Mercer,CBT,2023,2025-01-01T04:30:00Z\n"
+        "A3,100000001,One,Mercer,CBT,2023,2026-06-01T00:00:00\n"
+        "A4,100000001,One,Mercer,XYZ,2023,2024-02-01T10:00:00-05:00\n"
+    )
+    report = ingest_folder(sub, tmp_path / "wd", KEY, now=NOW)
+    check_counts(report)
+    apps = scan_lake(tmp_path / "wd", "applications").collect().sort("application_id")
+    assert apps.get_column("application_id").to_list() == ["A1", "A2"]
+    # naive = New Jersey local time; Z converted: both fall on the NJ date 2024-12-31
+    assert apps.get_column("received_date").to_list() == [date(2024, 12, 31), date(2024, 12, 31)]
+    assert apps.get_column("tax_type").to_list() == ["CBT", "CBT"]
+    assert dict(report.rejects.select("line", "rule").rows()) == {4: "received_in_future", 5: "unknown_tax_type"}
+
+
+def test_same_file_twice_even_renamed_adds_nothing(tmp_path):
+    wd = tmp_path / "wd"
+    first = ingest_folder(CANON, wd, KEY, now=NOW)
+    before = {p.relative_to(wd): p.read_bytes() for p in (wd / "lake").rglob("*.parquet")}
+    again = tmp_path / "again"
+    (again / "payroll").mkdir(parents=True)
+    shutil.copy(CANON / "payroll" / "payroll.csv", again / "payroll" / "renamed_copy.csv")
+    shutil.copy(CANON / "roster.csv", again / "roster.csv")
+    report = ingest_folder(again, wd, KEY, now=NOW)
+    check_counts(report)
+    assert [f.status for f in report.files] == ["duplicate", "duplicate"]
+    assert "payroll/payroll.csv" in report.files[0].message
+    after = {p.relative_to(wd): p.read_bytes() for p in (wd / "lake").rglob("*.parquet")}
+    assert after == before
+    assert scan_lake(wd, "payroll").collect().height == sum(f.rows_accepted for f in first.files if f.dataset == "payroll")
+
+
+def test_corrected_file_replaces_rows_and_is_reported(tmp_path):
+    wd = tmp_path / "wd"
+    ingest_folder(CANON, wd, KEY, now=NOW)
+    total = scan_lake(wd, "payroll").collect().height
+    src = pl.read_csv(CANON / "payroll" / "payroll.csv", infer_schema=False)
+    emp = "100000001"
+    fix = src.filter((pl.col("employer_id") == emp) & pl.col("period_start").str.starts_with("2023-0"))
+    fix = fix.with_columns(pl.lit("1.00").alias("hours"), pl.lit("15.00").alias("gross_wages"))
+    sub = tmp_path / "fix" / "payroll"
+    sub.mkdir(parents=True)
+    fix.write_csv(sub / "correction.csv")
+    report = ingest_folder(tmp_path / "fix", wd, KEY, now=NOW)
+    check_counts(report)
+    (rec,) = report.files
+    assert rec.status == "replaced", report.summary()
+    assert "replaced" in rec.message and "payroll/payroll.csv" in rec.message
+    (rep,) = report.replaced
+    assert rep["employer_id"] == emp and rep["replaced_file"] == "payroll/payroll.csv"
+    assert rep["rows_removed"] == fix.height
+    lake = scan_lake(wd, "payroll", employer_ids=[emp]).collect()
+    assert scan_lake(wd, "payroll").collect().height == total
+    in_window = lake.filter(pl.col("source_file") == "payroll/correction.csv")
+    assert in_window.height == fix.height and in_window.get_column("hours").unique().to_list() == [1.0]
+    # the rows outside the corrected window are untouched
+    assert lake.filter(pl.col("source_file") == "payroll/payroll.csv").height > 0
+    # key-based replacement of another dataset
+    (tmp_path / "fix2").mkdir()
+    (tmp_path / "fix2" / "roster.csv").write_text("application_id,employee_id,wage_category\nA000,E000,tipped\n")
+    report = ingest_folder(tmp_path / "fix2", wd, KEY, now=NOW)
+    assert report.files[0].status == "replaced" and report.replaced[0]["dataset"] == "roster"
+    roster = scan_lake(wd, "roster").collect()
+    assert roster.filter(pl.col("application_id") == "A000").get_column("wage_category").to_list() == ["tipped"]
+
+
+def test_scan_lake_prunes_by_year_and_employer(canonical_lake):
+    lf = scan_lake(canonical_lake, "payroll", years=[2023], employer_ids=["100000001"])
+    f = lf.collect()
+    assert f.get_column("employer_id").unique().to_list() == ["100000001"]
+    assert f.filter(pl.col("period_end") < date(2023, 1, 1)).height == 0
+    # a biweekly period that starts in December 2022 and ends in January 2023 is included
+    assert f.filter(pl.col("period_start") < date(2023, 1, 1)).height == 3
+    plan = lf.explain()
+    assert "year=2021" not in plan and "employer_id=100001112" not in plan
+    assert scan_lake(canonical_lake, "payroll", years=[2030]).collect().height == 0
+    assert scan_lake(canonical_lake, "roster", employer_ids=["100000001"]).collect().height == 1
+
+
+def test_lake_is_partitioned_and_written_atomically(canonical_lake):
+    parts = sorted(p.relative_to(canonical_lake / "lake").as_posix() for p in (canonical_lake / "lake").rglob("*.parquet"))
+    assert all(re.fullmatch(r"payroll/year=\d{4}/employer_id=\d{9}/part-[0-9a-f]{16}\.parquet", p)
+               for p in parts if p.startswith("payroll/"))
+    assert not list((canonical_lake / "lake").rglob("*.tmp"))
+    assert (canonical_lake / "lake" / "_manifest.json").exists()
+
+
+def test_stage_submission_still_works():
+    staged = stage_submission(CANON, KEY)
+    assert staged.frames["payroll"].schema == schema.PAYROLL
+    assert staged.frames["payroll"].height == 1155 and not staged.errors
+
+
+def test_no_ssn_anywhere(tmp_path):
+    """Every file written (lake, quarantine, manifest, Data Docs, rejects) is free of input ssns."""
+    wd = tmp_path / "wd"
+    docs = wd / "docs"
+    write_vendor_mix(CANON, tmp_path / "mix", seed=5)
+    bad = tmp_path / "bad"
+    (bad / "payroll").mkdir(parents=True)
+    for f in (FIX / "bad").iterdir():
+        if f.name.startswith("latin1"):
+            shutil.copy(f, bad / "applications.csv")
+        else:
+            shutil.copy(f, bad / "payroll" / f.name)
+    # ssns in the wrong places: as employee id, shifted by an extra field, in an unknown layout
+    (bad / "payroll" / "leaky.csv").write_text(
+        ",".join(schema.SUBMITTED_COLUMNS["payroll"]) + "\n"
+        "100000001,900-11-0001,900-11-0001,2023-01-01,2023-01-31,10,150,16\n"
+        "100000001,E1,,900-11-0002,2023-01-01,2023-01-31,10,150,16\n"
+        "100000001,E1,900110003,2023-01-01,2023-01-31,10,150,-16\n"
+    )
+    (bad / "payroll" / "unknown.csv").write_text("fein,person,social\n100000001,E9,900-11-0004\n")
+    ssns = set(re.findall(r"9\d\d-\d\d-\d{4}", "".join(
+        p.read_text(encoding="utf-8", errors="replace") for d in (CANON, bad) for p in d.rglob("*.csv"))))
+    ssns |= {"900-11-0001", "900-11-0002", "900-11-0003", "900-11-0004"}
+    assert len(ssns) > 30
+    reports = [ingest_folder(d, wd, KEY, now=NOW, docs_dir=docs) for d in (CANON, tmp_path / "mix", bad)]
+    for r in reports:
+        check_counts(r)
+        r.write_rejects(tmp_path / "out")
+    assert reports[2].rejects.filter(pl.col("rule") == "employee_id_is_ssn").height == 1
+    patterns = [re.compile(re.escape(s) + "|" + s.replace("-", "")) for s in ssns]
+    checked = 0
+    for path in [*wd.rglob("*"), *(tmp_path / "out").rglob("*")]:
+        if not path.is_file():
+            continue
+        blobs = [path.read_bytes().decode("latin-1")]
+        if path.suffix == ".parquet":
+            frame = pl.read_parquet(path)
+            blobs.append(frame.cast(pl.String).write_csv())
+        for blob in blobs:
+            for pat in patterns:
+                assert not pat.search(blob), f"ssn found in {path}"
+        checked += 1
+    assert checked > 20
+    assert (docs / "index.html").exists()
+    for r in reports:
+        assert r.rejects.filter(pl.col("column") == "ssn").get_column("value").null_count() == \
+            r.rejects.filter(pl.col("column") == "ssn").height

@@ -1,0 +1,64 @@
+"""Products of an approving annual run: the award file for the Division of Taxation,
+certificates of credit, decision notices, the cap-sufficiency and biennial reports, and the
+per-employee-year ``explain`` receipt.
+
+HTML products are plain HTML with print CSS (no PDF engine is a dependency): print them, or
+print to PDF from a browser.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from transforms.products.award_file import (
+    AWARD_FILE_SCHEMA_VERSION,
+    certificate_no,
+    write_award_file,
+)
+from transforms.products.certificates import write_certificates
+from transforms.products.notices import REASONS, write_notices
+from transforms.products.reports import write_reports
+
+
+def write_products(
+    staging_dir: Path,
+    *,
+    con,
+    awards: pl.DataFrame,
+    employee_years: pl.DataFrame,
+    rejects: pl.DataFrame,
+    run_id: str,
+    tax_year: int,
+    approval_year: int,
+    cap_cents: int,
+) -> list[Path]:
+    """Write the award file, certificates, notices and reports under ``staging_dir``.
+
+    ``awards``: the run's decisions (``transforms.ledger.DECISION_COLUMNS``, money in cents);
+    ``employee_years``: the credit result's employee frame (all quantities); ``rejects``: the
+    rejected input cells (an ``employer_id`` column, when present, attributes them to notices);
+    ``con``: the ledger connection (history for the reports; this run's ``awards`` are laid over
+    it since the products are written before the ledger commits).
+    """
+    staging_dir = Path(staging_dir)
+    write_award_file(staging_dir, awards, awards, run_id, tax_year, approval_year)
+    t = staging_dir / "taxation"
+    files = [t / "award_file.csv", t / "award_file.parquet", t / "award_manifest.json"]
+    files += write_certificates(staging_dir, awards, run_id=run_id)
+    files += write_notices(staging_dir, awards, employee_years, rejects, run_id=run_id)
+    files += write_reports(staging_dir, con, employee_years, cap_cents, approval_year, awards=awards)
+    return files
+
+
+__all__ = [
+    "AWARD_FILE_SCHEMA_VERSION",
+    "REASONS",
+    "certificate_no",
+    "write_award_file",
+    "write_certificates",
+    "write_notices",
+    "write_products",
+    "write_reports",
+]

@@ -1,0 +1,124 @@
+"""The award file for the Division of Taxation (34:11-56a41(a)(4); 54:10A-5.42(a); 54A:4-18(a)).
+
+One row per award greater than zero, with a deterministic certificate number. Format documented
+in ``AWARD_FILE.md``; the schema version is a column and a manifest field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from transforms.outputs import sha256_file, write_csv, write_json
+
+AWARD_FILE_SCHEMA_VERSION = "1.0"
+
+AWARD_FILE_COLUMNS = [
+    "schema_version",
+    "certificate_no",
+    "application_id",
+    "employer_id",
+    "employer_name",
+    "tax_type",
+    "tax_year",
+    "tax_year_start",
+    "tax_year_end",
+    "approval_year",
+    "certified_credit",
+]
+
+
+def certificate_no(approval_year: int, application_id: str) -> str:
+    """Deterministic certificate number: ``NJ-IMP-<approval_year>-<application_id>``."""
+    return f"NJ-IMP-{int(approval_year)}-{application_id}"
+
+
+def certificate_expr() -> pl.Expr:
+    return pl.format("NJ-IMP-{}-{}", pl.col("approval_year").cast(pl.Int64), pl.col("application_id"))
+
+
+def award_rows(awards: pl.DataFrame, applications: pl.DataFrame | None = None) -> pl.DataFrame:
+    """The awards > 0 with certificate numbers, the tax-year dates and the names filled in
+    from ``applications`` where the decision lacks them. Money stays in integer cents
+    (``certified_cents``); sorted by certificate number."""
+    rows = awards.filter(pl.col("awarded_cents") > 0)
+    if applications is not None and applications.height and "application_id" in applications.columns:
+        extra = [c for c in ("employer_name", "tax_type", "county") if c in applications.columns]
+        if extra:
+            lookup = applications.select("application_id", *[pl.col(c).alias(f"__app_{c}") for c in extra]).unique(
+                "application_id", keep="first"
+            )
+            rows = rows.join(lookup, on="application_id", how="left").with_columns(
+                pl.coalesce(c, f"__app_{c}").alias(c) for c in extra if c in rows.columns
+            )
+            rows = rows.drop([c for c in rows.columns if c.startswith("__app_")])
+    rows = rows.with_columns(
+        certificate_expr().alias("certificate_no"),
+        pl.col("tax_year").cast(pl.Int32),
+        pl.col("approval_year").cast(pl.Int32),
+        pl.date(pl.col("tax_year"), 1, 1).alias("tax_year_start"),  # register I-11: calendar years
+        pl.date(pl.col("tax_year"), 12, 31).alias("tax_year_end"),
+        pl.col("awarded_cents").cast(pl.Int64).alias("certified_cents"),
+    )
+    return rows.sort("certificate_no")
+
+
+def write_award_file(
+    staging_dir: Path,
+    awards: pl.DataFrame,
+    applications: pl.DataFrame,
+    run_id: str,
+    tax_year: int,
+    approval_year: int,
+) -> dict:
+    """Write ``taxation/award_file.csv``, ``taxation/award_file.parquet`` and
+    ``taxation/award_manifest.json`` under ``staging_dir``; returns the manifest."""
+    out = Path(staging_dir) / "taxation"
+    out.mkdir(parents=True, exist_ok=True)
+    rows = award_rows(awards, applications)
+    base = rows.select(
+        pl.lit(AWARD_FILE_SCHEMA_VERSION).alias("schema_version"),
+        "certificate_no",
+        "application_id",
+        "employer_id",
+        "employer_name",
+        "tax_type",
+        "tax_year",
+        "tax_year_start",
+        "tax_year_end",
+        "approval_year",
+        "certified_cents",
+    )
+    csv_frame = base.with_columns((pl.col("certified_cents") / 100).alias("certified_credit")).select(AWARD_FILE_COLUMNS)
+    pq_frame = base.with_columns(
+        (pl.col("certified_cents").cast(pl.Decimal(18, 0)) / 100).cast(pl.Decimal(18, 2)).alias("certified_credit")
+    ).select(AWARD_FILE_COLUMNS)
+    csv_path = write_csv(csv_frame, out / "award_file.csv")
+    pq_path = out / "award_file.parquet"
+    tmp = out / ".award_file.parquet.tmp"
+    pq_frame.write_parquet(tmp)
+    tmp.replace(pq_path)
+    total_cents = int(base["certified_cents"].sum()) if base.height else 0
+    manifest = {
+        "schema_version": AWARD_FILE_SCHEMA_VERSION,
+        "format": "impcredit award file (see transforms/products/AWARD_FILE.md)",
+        "run_id": run_id,
+        "tax_year": int(tax_year),
+        "approval_year": int(approval_year),
+        "generated_for": "New Jersey Division of Taxation",
+        "statutory_basis": "N.J.S.A. 34:11-56a41(a)(4); 54:10A-5.42(a) (CBT); 54A:4-18(a) (GIT)",
+        "columns": AWARD_FILE_COLUMNS,
+        "row_count": base.height,
+        "total_certified_credit": f"{total_cents // 100}.{total_cents % 100:02d}",
+        "total_certified_cents": total_cents,
+        "by_tax_type": {
+            k: {"rows": n, "total_certified_cents": int(c)}
+            for k, n, c in base.group_by("tax_type").agg(pl.len(), pl.col("certified_cents").sum()).sort("tax_type").iter_rows()
+        },
+        "files": {
+            p.name: {"sha256": sha256_file(p), "bytes": p.stat().st_size} for p in (csv_path, pq_path)
+        },
+    }
+    write_json(manifest, out / "award_manifest.json")
+    return manifest

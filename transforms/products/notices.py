@@ -1,0 +1,130 @@
+"""Decision notices, one per application: the award or the rejection, every reason in plain
+words with its statute, the employee lines, and the submitted rows that were rejected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from transforms.products._html import render, safe_filename
+from transforms.products.award_file import certificate_no
+
+# code -> (plain words, citation). All codes of spec sections 5 and 7.
+REASONS: dict[str, tuple[str, str]] = {
+    "TAX_YEAR_BEFORE_2019": (
+        "The credit is available only for tax years beginning on or after January 1, 2019; nothing is computed for an earlier year.",
+        "N.J.S.A. 34:11-56a40(e)",
+    ),
+    "DUPLICATE_APPLICATION": (
+        "The employer already filed an earlier application for the same tax year; only the first one is considered.",
+        "N.J.S.A. 34:11-56a40(b); one application per employer and tax year (program rule, spec section 5)",
+    ),
+    "WAGE_REDUCTION": (
+        "The average hourly rate of a certified employee fell by more than half a cent from one year to the next; "
+        "no credit is allowed to an employer that reduced the wages of an employee with an impairment.",
+        "N.J.S.A. 34:11-56a40(f)",
+    ),
+    "MISSING_EMPLOYER_RATES": (
+        "The employer's New Jersey unemployment and disability insurance rates are missing for a rate year the tax year "
+        "needs (starting July 1 of the prior year and of the tax year); the required payroll taxes cannot be computed.",
+        "N.J.S.A. 34:11-56a40(d)(1) (employer payroll taxes); N.J.S.A. 43:21-7",
+    ),
+    "LATE_APPLICATION": (
+        "The application was received on or after the deadline for the employee's wage category.",
+        "N.J.S.A. 34:11-56a40(b), (c)",
+    ),
+    "NOT_CERTIFIED": (
+        "There is no State determination (certification) that the employee is an employee with an impairment "
+        "valid during the tax year.",
+        "N.J.S.A. 34:11-56a39; 34:11-56a41(a)(1)",
+    ),
+    "NO_HOURS_IN_TAX_YEAR": (
+        "The payroll shows no hours worked by the employee in the tax year.",
+        "N.J.S.A. 34:11-56a40(d)(1)",
+    ),
+    "HOURS_DECREASED": (
+        "The employee worked fewer hours in the tax year than in the prior calendar year.",
+        "N.J.S.A. 34:11-56a40(d)(2)",
+    ),
+    "NO_CREDIT_DUE": (
+        "No credit is due: the eligible employees were already paid at least the minimum wage increase, "
+        "or no employee of the application is eligible.",
+        "N.J.S.A. 34:11-56a40(d)(1)",
+    ),
+    "CAP_EXHAUSTED": (
+        "The annual limit of approvals ($10,000,000 per calendar year) was reached; the application received part "
+        "of its request or none, and a waitlisted application is considered first in the next approval year.",
+        "N.J.S.A. 34:11-56a40(g)",
+    ),
+}
+
+STATUS_WORDS = {
+    "APPROVED": "Your application is approved.",
+    "PARTIAL": "Your application is approved in part: the annual limit of approvals did not allow the full amount.",
+    "WAITLISTED": "Your application is eligible but waitlisted: the annual limit of approvals has been reached.",
+    "REJECTED": "Your application is not approved.",
+}
+
+
+def explain_reasons(reasons: str | None) -> list[dict]:
+    """``"A;B"`` -> [{code, words, citation}] (unknown codes are listed as such, never dropped)."""
+    out = []
+    for code in [r for r in (reasons or "").split(";") if r]:
+        words, cite = REASONS.get(code, (f"Reason code {code}.", ""))
+        out.append({"code": code, "words": words, "citation": cite})
+    return out
+
+
+REJECT_COLUMNS = ["file", "line", "column", "value", "rule", "message"]
+
+
+def _rejects_for(rejects: pl.DataFrame | None, employer_id: str) -> list[dict]:
+    if rejects is None or rejects.height == 0 or "employer_id" not in rejects.columns:
+        return []
+    rows = rejects.filter(pl.col("employer_id") == employer_id)
+    out = []
+    for r in rows.sort([c for c in ("file", "line", "column") if c in rows.columns]).iter_rows(named=True):
+        r = {c: r.get(c) for c in REJECT_COLUMNS}
+        if "ssn" in str(r["column"] or "").lower():
+            r["value"] = "(withheld)"  # no ssn in any output
+        out.append(r)
+    return out
+
+
+def write_notices(
+    staging_dir: Path,
+    awards: pl.DataFrame,
+    employee_years: pl.DataFrame,
+    rejects: pl.DataFrame | None = None,
+    *,
+    run_id: str = "",
+) -> list[Path]:
+    """``notices/<application_id>.html`` for every application of ``awards``."""
+    emp_cols = ["employee_id", "wage_category", "hours_prior", "hours_current", "part1_cents", "part2_cents",
+                "credit_cents", "status", "reasons"]
+    emp = employee_years.select("application_id", *emp_cols).sort("application_id", "employee_id")
+    by_app = {k[0]: g for k, g in emp.group_by("application_id")} if emp.height else {}
+    out = []
+    for a in awards.sort("application_id").iter_rows(named=True):
+        lines = []
+        g = by_app.get(a["application_id"])
+        if g is not None:
+            for e in g.sort("employee_id").iter_rows(named=True):
+                lines.append({**e, "reason_list": explain_reasons(e["reasons"])})
+        emp_codes = sorted({r["code"] for ln in lines for r in ln["reason_list"]})
+        ctx = {
+            **a,
+            "certificate_no": certificate_no(a["approval_year"], a["application_id"]) if a["awarded_cents"] > 0 else None,
+            "status_words": STATUS_WORDS.get(a["status"], a["status"]),
+            "reason_list": explain_reasons(a["reasons"]),
+            "employee_reason_list": explain_reasons(";".join(emp_codes)),
+            "lines": lines,
+            "rejects": _rejects_for(rejects, a["employer_id"]),
+            "rejects_known": rejects is not None and "employer_id" in (rejects.columns if rejects is not None else []),
+            "received": a["received_at"].isoformat() if a.get("received_at") is not None else "",
+            "run_id": a.get("run_id") or run_id,
+        }
+        path = Path(staging_dir) / "notices" / f"{safe_filename(a['application_id'])}.html"
+        out.append(render("notice.html.j2", path, n=ctx))
+    return out
