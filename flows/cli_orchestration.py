@@ -201,16 +201,19 @@ def register(app: typer.Typer) -> None:
             c._fail(str(exc))
             return
         t = Table(title="impcredit backfill")
-        for col in ("tax year", "status", "run", "applications", "requested", "awarded", "message"):
+        for col in ("tax year", "status", "run", "applications", "requested", "awarded"):
             t.add_column(col)
         for y in report.years:
             s = y.summary
             t.add_row(
                 str(y.tax_year), "[green]completed[/]" if y.status == "completed" else "[red]failed[/]",
                 s.run_id if s else "", f"{s.applications:,}" if s else "", f"{s.requested:,.2f}" if s else "",
-                f"{s.awarded:,.2f}" if s else "", y.message[:80],
+                f"{s.awarded:,.2f}" if s else "",
             )
         c.console.print(t)
+        for y in report.years:
+            if y.status != "completed":
+                c.err.print(f"[bold red]tax year {y.tax_year} failed:[/] {y.message}")
         c.console.print(report.message)
         if report.failed:
             raise typer.Exit(1)

@@ -429,6 +429,8 @@ def compute_credits(
         per_day = pl.col("H_t") * (days_t / days_so_far - 1) / pl.col("days_rest")
         emp = emp.with_columns(
             (pl.col("H_t") * days_t / days_so_far).alias("H_t"),
+            # wages scale like hours, so the wage-reduction rate W_t/H_t stays the observed one
+            (pl.col("W_t") * days_t / days_so_far).alias("W_t"),
             (pl.col("RW_t") + per_day * pl.col("mw_days_rest")).alias("RW_t"),
             (pl.col("RW1") + per_day * pl.col("mw_days_rest1")).alias("RW1"),
         )

@@ -1,0 +1,92 @@
+"""Scheduled deployments of the annual run and the quarterly estimates (``python flows/serve.py``).
+
+Needs a Prefect API server (``prefect server start``; see docs/scheduling.md). The schedules:
+- annual: July 1, 06:00 New York time, tax year = previous calendar year, as-of = the run date;
+- quarterly estimates: on the NJ estimated-payment dates April 15, June 15, September 15 and
+  December 15, 06:00; the quarter is the latest one that has ended by the run date (Apr 15 -> Q1,
+  Jun 15 -> Q1, Sep 15 -> Q2, Dec 15 -> Q3), so only observed data is projected.
+Input and workdir come from the environment of the serving process:
+IMPCREDIT_INPUT (submission folder), IMPCREDIT_WORKDIR (default data/work), IMPCREDIT_OUT
+(default data/out), IMPCREDIT_DASK_ADDRESS (optional, quarterly fan-out).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a script: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from flows import _env  # noqa: E402, I001  (before prefect: sets PREFECT_HOME)
+
+from prefect import flow  # noqa: E402
+from prefect.schedules import Cron  # noqa: E402
+
+TIMEZONE = "America/New_York"
+ANNUAL_CRON = "0 6 1 7 *"
+QUARTERLY_CRON = "0 6 15 4,6,9,12 *"
+
+
+def _paths() -> tuple[Path, Path, Path]:
+    inp = os.environ.get("IMPCREDIT_INPUT")
+    if not inp:
+        raise ValueError("set IMPCREDIT_INPUT to the submission folder for scheduled runs")
+    workdir = Path(os.environ.get("IMPCREDIT_WORKDIR", _env.REPO_ROOT / "data" / "work"))
+    out = Path(os.environ.get("IMPCREDIT_OUT", _env.REPO_ROOT / "data" / "out"))
+    return Path(inp).resolve(), workdir.resolve(), out.resolve()
+
+
+@flow(name="impcredit-scheduled-annual")
+def scheduled_annual(tax_year: int | None = None, as_of: str | None = None):
+    from flows.annual import annual_flow
+    from transforms.params import load_parameters
+    from transforms.pii import load_key
+    from transforms.settings import Settings
+
+    inp, workdir, out = _paths()
+    day = dt.date.fromisoformat(as_of) if as_of else dt.date.today()
+    year = tax_year or day.year - 1
+    return annual_flow(input_dir=inp, tax_year=year, as_of=day, out_dir=out / "annual" / str(year), workdir=workdir,
+                       params=load_parameters(), settings=Settings(), key=load_key(), wait_seconds=600)
+
+
+@flow(name="impcredit-scheduled-quarterly")
+def scheduled_quarterly(tax_year: int | None = None, quarter: int | None = None, as_of: str | None = None,
+                        batches: int = 1):
+    from flows.quarterly import quarterly_flow, with_task_runner
+    from transforms.params import load_parameters
+    from transforms.pii import load_key
+    from transforms.quarterly import latest_completed_quarter
+    from transforms.settings import Settings
+
+    inp, workdir, out = _paths()
+    day = dt.date.fromisoformat(as_of) if as_of else dt.date.today()
+    auto_year, auto_q = latest_completed_quarter(day)
+    year, q = tax_year or auto_year, quarter or auto_q
+    return with_task_runner(quarterly_flow, None)(
+        input_dir=inp, tax_year=year, quarter=q, as_of=day, out_dir=out / "quarterly" / f"{year}-Q{q}",
+        workdir=workdir, params=load_parameters(), settings=Settings(), key=load_key(), batches=batches,
+        wait_seconds=600,
+    )
+
+
+def deployments():
+    return [
+        scheduled_annual.to_deployment(
+            name="annual", schedules=[Cron(ANNUAL_CRON, timezone=TIMEZONE)], tags=["impcredit"],
+            description="Annual run: previous tax year, as of July 1.",
+        ),
+        scheduled_quarterly.to_deployment(
+            name="quarterly-estimates", schedules=[Cron(QUARTERLY_CRON, timezone=TIMEZONE)], tags=["impcredit"],
+            description="Quarterly estimates on the NJ installment dates (Apr 15, Jun 15, Sep 15, Dec 15).",
+        ),
+    ]
+
+
+if __name__ == "__main__":
+    from prefect import serve
+
+    serve(*deployments())

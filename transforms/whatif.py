@@ -1,0 +1,158 @@
+"""What-if runs (spec section 7): other settings, parameters, policy or cap; outputs beside the
+ledger, never into it. Plain functions; the Prefect flow is ``flows/whatif.py``.
+
+Allocation uses ``decide_against_ledger(..., fresh=True)`` on a read-only ledger connection:
+this tax year's earlier decisions are ignored and only other tax years' awards of the approval
+year consume the cap. ``diff.csv`` compares with the last real (annual) run's awards of the tax
+year, taken from the ledger (latest decision per application).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from transforms import annual as steps
+from transforms import ledger
+from transforms.credits import CreditResult
+from transforms.outputs import StagedOutputs, write_csv, write_json
+from transforms.params import Parameters
+from transforms.settings import Settings
+
+DIFF_COLUMNS = ["application_id", "awarded_before", "awarded_whatif", "change", "status_before", "status_whatif",
+                "requested_before", "requested_whatif", "why"]
+
+
+def parse_assignments(items: list[str] | None, what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"{what} expects NAME=VALUE, not {item!r}")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def parse_param_overrides(items: dict[str, str]) -> dict[str, float | dt.date]:
+    """``--param`` values: numbers, or ISO dates for date series."""
+    out: dict[str, float | dt.date] = {}
+    for k, v in items.items():
+        try:
+            out[k] = float(v)
+        except ValueError:
+            try:
+                out[k] = dt.date.fromisoformat(v)
+            except ValueError:
+                raise ValueError(f"--param {k}={v}: expected a number or an ISO date") from None
+    return out
+
+
+def default_out_dir(workdir: Path) -> Path:
+    return workdir / "whatif" / dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+
+
+def awards_before(con, tax_year: int) -> pl.DataFrame:
+    """The last real run's awards of a tax year: latest decision per application."""
+    return con.sql(
+        """SELECT application_id, requested_cents, awarded_cents, status FROM (
+               SELECT *, row_number() OVER (PARTITION BY application_id ORDER BY approval_year DESC) AS n
+               FROM decisions WHERE tax_year = $t) WHERE n = 1""",
+        params={"t": tax_year},
+    ).pl()
+
+
+def diff_awards(before: pl.DataFrame, whatif: pl.DataFrame, *, before_policy: str | None, whatif_policy: str,
+                before_cap_cents: int | None, whatif_cap_cents: int) -> pl.DataFrame:
+    """Only the applications whose award or status changes (or that one side lacks)."""
+    b = before.select("application_id", pl.col("requested_cents").alias("rb"), pl.col("awarded_cents").alias("ab"),
+                      pl.col("status").alias("status_before"))
+    w = whatif.select("application_id", pl.col("requested_cents").alias("rw"), pl.col("awarded_cents").alias("aw"),
+                      pl.col("status").alias("status_whatif"))
+    j = b.join(w, on="application_id", how="full", coalesce=True)
+    changed = j.filter(
+        (pl.col("ab").fill_null(-1) != pl.col("aw").fill_null(-1))
+        | (pl.col("status_before").fill_null("") != pl.col("status_whatif").fill_null(""))
+    )
+    policy_changed = before_policy is not None and before_policy != whatif_policy
+    cap_changed = before_cap_cents is None or before_cap_cents != whatif_cap_cents
+    why = (
+        pl.when(pl.col("ab").is_null()).then(pl.lit("not in the annual run"))
+        .when(pl.col("aw").is_null()).then(pl.lit("not in the what-if"))
+        .when(pl.col("rb") != pl.col("rw")).then(pl.lit("credit changed"))
+        .when(pl.lit(policy_changed) & pl.lit(cap_changed)).then(pl.lit("cap;policy"))
+        .when(pl.lit(policy_changed)).then(pl.lit("policy"))
+        .otherwise(pl.lit("cap"))
+    )
+    return changed.select(
+        "application_id",
+        (pl.col("ab") / 100).alias("awarded_before"),
+        (pl.col("aw") / 100).alias("awarded_whatif"),
+        ((pl.col("aw").fill_null(0) - pl.col("ab").fill_null(0)) / 100).alias("change"),
+        "status_before",
+        "status_whatif",
+        (pl.col("rb") / 100).alias("requested_before"),
+        (pl.col("rw") / 100).alias("requested_whatif"),
+        why.alias("why"),
+    ).sort("application_id")
+
+
+@dataclass
+class WhatIfOutcome:
+    summary: steps.RunSummary
+    changed: int
+    diff_path: str
+    baseline_run: str | None
+    overrides: dict
+
+
+def run_whatif(
+    *,
+    workdir: Path,
+    out_dir: Path,
+    run_id: str,
+    tax_year: int,
+    as_of: dt.date,
+    params: Parameters,
+    settings: Settings,
+    staged: steps.StagedInputs,
+    result: CreditResult,
+    assignments: dict[str, str],
+) -> WhatIfOutcome:
+    """Decide against the ledger (read-only, fresh), write the outputs and diff.csv; no commit."""
+    con = ledger.connect(workdir / "impcredit.duckdb", read_only=True)
+    staging = StagedOutputs(out_dir, run_id)
+    try:
+        cap = steps.cap_cents(params, settings, as_of)
+        decisions = steps.decide_against_ledger(con, result, as_of=as_of, cap=cap, settings=settings, run_id=run_id,
+                                                fresh=True)
+        summary = steps.write_outputs(
+            staging, run_id=run_id, kind="whatif", tax_year=tax_year, as_of=as_of, params=params, settings=settings,
+            staged=staged, result=result, decisions=decisions,
+        )
+        base = ledger.last_run(con, "annual", tax_year)
+        before = awards_before(con, tax_year)
+        diff = diff_awards(
+            before, decisions.awards,
+            before_policy=base.get("policy") if base else None, whatif_policy=settings.allocation.policy,
+            before_cap_cents=int(round(base["cap"] * 100)) if base and "cap" in base else None, whatif_cap_cents=cap,
+        )
+        diff_path = write_csv(diff, staging.path("diff.csv"))
+        write_json(
+            {"run_id": run_id, "baseline_run": base["run_id"] if base else None, "assignments": assignments,
+             "parameter_overrides": {k: str(v) for k, v in params.overrides.items()}, "changed": diff.height,
+             "ledger": "not written (what-if)"},
+            staging.path("whatif.json"),
+        )
+    except BaseException:
+        staging.discard()
+        raise
+    finally:
+        con.close()
+    summary.outputs = [str(p) for p in staging.publish()]
+    summary.out_dir = str(out_dir)
+    summary.workdir = str(workdir)
+    return WhatIfOutcome(summary, diff.height, str(out_dir / Path(diff_path).name), base["run_id"] if base else None,
+                         assignments)
