@@ -1,0 +1,758 @@
+"""The impcredit benchmark: `make bench` (or `.venv/bin/python bench/run.py`).
+
+Every number is a ratio against a floor measured in the same run on the same machine, because
+timings on a shared 2-core machine are noisy. See bench/README.md for what each number means.
+
+    python bench/run.py                    # 1M and 10M payroll rows (about 2,000 / 20,000 employers)
+    python bench/run.py --sizes 1m         # one size only
+    python bench/run.py --quick            # 20k and 200k rows: a smoke run of the harness (~1 min)
+    python bench/run.py --keep             # keep the run outputs and workdirs under bench/data/runs
+    python bench/run.py --profile          # also profile the end-to-end run at the smallest size
+
+Results: a rich table on stdout and bench/results/latest.json (quick runs: bench/data/quick.json).
+Generated submissions are cached in bench/data/ (gitignored) and reused for the same seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from importlib import metadata
+from pathlib import Path
+
+import psutil
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+DATA = BENCH / "data"
+RESULTS = BENCH / "results"
+VENV_BIN = Path(sys.executable).parent
+PY = sys.executable
+IMPCREDIT = VENV_BIN / "impcredit"
+PREFECT_HOME = DATA / ".prefect"
+
+TAX_YEAR = 2023
+AS_OF = "2024-07-01"
+ROWS_PER_EMPLOYER = 500  # about 464 payroll rows per employer in the generator (3 years)
+GB = 1024**3
+
+TARGETS = {
+    "e2e_over_floor": ("<=", 3.0),
+    "reference_over_e2e_per_row": (">=", 100.0),
+    "time_scaling": ("<=", 11.0),  # for 10x rows; scaled with the actual row ratio
+    "peak_rss_largest_gb": ("<=", 3.0),
+    "peak_rss_1m_gb": ("<=", 3.0),
+    "rss_100_over_10_files": ("<=", 1.25),
+    "reference_mismatches": ("<=", 0),
+}
+
+sys.path.insert(0, str(REPO))
+from bench import reference as ref  # noqa: E402
+
+# --------------------------------------------------------------------------- helpers
+
+
+def parse_size(s: str) -> tuple[str, int]:
+    s = s.strip().lower()
+    mult = {"k": 1_000, "m": 1_000_000}.get(s[-1])
+    rows = int(float(s[:-1]) * mult) if mult else int(s)
+    return s, max(1, rows // ROWS_PER_EMPLOYER)
+
+
+def child_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PREFECT_API_URL", None)
+    env.update(
+        PREFECT_HOME=str(PREFECT_HOME),
+        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="120",
+        DO_NOT_TRACK="1",
+        PREFECT_SERVER_ANALYTICS_ENABLED="false",
+        PYTHONPATH=str(REPO),
+    )
+    return env
+
+
+def measure(cmd: list[str], log: Path, *, env: dict | None = None, interval: float = 0.05) -> dict:
+    """Run cmd; wall time, peak RSS of the whole process tree (sum, polled), CPU time."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    with open(log, "wb") as out:
+        proc = psutil.Popen(
+            cmd, stdout=out, stderr=subprocess.STDOUT, env=env or child_env(), cwd=REPO
+        )
+        peak = peak_main = 0
+        peak_procs = 1
+        while proc.poll() is None:
+            total = 0
+            try:
+                procs = [proc, *proc.children(recursive=True)]
+            except psutil.NoSuchProcess:
+                procs = []
+            for p in procs:
+                try:
+                    rss = p.memory_info().rss
+                except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+                    continue
+                total += rss
+                if p is proc:
+                    peak_main = max(peak_main, rss)
+            peak = max(peak, total)
+            peak_procs = max(peak_procs, len(procs))
+            time.sleep(interval)
+    wall = time.perf_counter() - t0
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "cmd": " ".join(str(c) for c in cmd),
+        "returncode": proc.returncode,
+        "wall_s": round(wall, 3),
+        "cpu_s": round((ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime), 3),
+        "peak_rss_bytes": peak,
+        "peak_rss_gb": round(peak / GB, 3),
+        "peak_rss_main_gb": round(peak_main / GB, 3),
+        "max_processes": peak_procs,
+        "log": str(log.relative_to(REPO)),
+    }
+
+
+def tail(path: Path, n: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
+    except OSError:
+        return ""
+
+
+# --------------------------------------------------------------------------- data
+
+
+def dataset(employers: int, seed: int) -> tuple[Path, dict]:
+    """A generated submission folder, reused when the marker says same employers/seed/year."""
+    d = DATA / f"gen-e{employers}-s{seed}-t{TAX_YEAR}"
+    marker = d / ".bench.json"
+    if marker.exists():
+        info = json.loads(marker.read_text())
+        if info.get("employers") == employers and info.get("seed") == seed:
+            return d, info
+    if d.exists():
+        shutil.rmtree(d)
+    code = textwrap.dedent(f"""
+        import json, time
+        from pathlib import Path
+        from transforms.generate import generate_submission
+        t0 = time.perf_counter()
+        s = generate_submission(Path({str(d)!r}), employers={employers}, seed={seed}, tax_year={TAX_YEAR})
+        print(json.dumps({{"employers": s.employers, "payroll_rows": s.payroll_rows, "files": s.files,
+                          "employees": s.employees, "applications": s.applications, "rostered": s.rostered,
+                          "generate_s": round(time.perf_counter() - t0, 2)}}))
+    """)
+    out = subprocess.run(
+        [PY, "-c", code], capture_output=True, text=True, cwd=REPO, env=child_env()
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"generating {d} failed:\n{out.stderr[-3000:]}")
+    info = json.loads(out.stdout.strip().splitlines()[-1])
+    info.update(seed=seed, tax_year=TAX_YEAR)
+    marker.write_text(json.dumps(info, indent=1))
+    return d, info
+
+
+def resplit(src: Path, n_files: int) -> Path:
+    """The same submission with its payroll split into n_files files (employer boundaries)."""
+    d = src.parent / f"{src.name}-files{n_files}"
+    marker = d / ".bench.json"
+    src_marker = json.loads((src / ".bench.json").read_text())
+    if marker.exists() and json.loads(marker.read_text()).get("source") == src_marker:
+        return d
+    if d.exists():
+        shutil.rmtree(d)
+    (d / "payroll").mkdir(parents=True)
+    for f in src.glob("*.csv"):
+        shutil.copy2(f, d / f.name)
+    code = textwrap.dedent(f"""
+        import polars as pl
+        from pathlib import Path
+        src, dst, n = Path({str(src)!r}), Path({str(d)!r}), {n_files}
+        files = sorted((src / "payroll").glob("*.csv"))
+        df = pl.concat([pl.read_csv(f, infer_schema=False) for f in files])
+        order = df.select(pl.col("employer_id").unique(maintain_order=True)).with_row_index("rank")
+        m = order.height
+        df = df.join(order, on="employer_id", how="left", maintain_order="left")
+        for i in range(n):
+            part = df.filter((pl.col("rank") * n // m) == i).drop("rank")
+            part.write_csv(dst / "payroll" / f"payroll_{{i + 1:04d}}.csv")
+    """)
+    out = subprocess.run(
+        [PY, "-c", code], capture_output=True, text=True, cwd=REPO, env=child_env()
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"re-splitting {src} into {n_files} files failed:\n{out.stderr[-3000:]}")
+    marker.write_text(json.dumps({"source": src_marker, "files": n_files}))
+    return d
+
+
+# --------------------------------------------------------------------------- measurements
+
+
+PREFECT_NOOP = textwrap.dedent("""
+    import json, time
+    t0 = time.perf_counter()
+    import flows._env  # noqa: F401  (the project's Prefect settings)
+    from prefect import flow
+    t1 = time.perf_counter()
+    @flow(name="bench-noop")
+    def noop():
+        return 1
+    noop()
+    t2 = time.perf_counter()
+    import flows.annual  # noqa: F401  (everything the CLI imports for an annual run)
+    t3 = time.perf_counter()
+    print(json.dumps({"import_prefect_s": t1 - t0, "noop_flow_s": t2 - t1, "import_annual_s": t3 - t2}))
+""")
+
+
+def prefect_startup(runs_dir: Path) -> dict:
+    """The constant: Prefect import + ephemeral API start + one trivial flow, in a fresh process."""
+    cold = not (PREFECT_HOME / "prefect.db").exists()
+    out = {}
+    for i in range(2):
+        m = measure([PY, "-c", PREFECT_NOOP], runs_dir / f"prefect-noop-{i}.log")
+        try:
+            inner = json.loads((REPO / m["log"]).read_text().strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            inner = {}
+        key = "cold" if (i == 0 and cold) else f"warm{i}"
+        out[key] = {**m, **{k: round(v, 3) for k, v in inner.items()}}
+    return out
+
+
+def end_to_end(input_dir: Path, runs_dir: Path, name: str) -> dict:
+    out, work = runs_dir / f"{name}-out", runs_dir / f"{name}-work"
+    for d in (out, work):
+        if d.exists():
+            shutil.rmtree(d)
+    cmd = [
+        str(IMPCREDIT),
+        "annual",
+        "--input",
+        str(input_dir),
+        "--tax-year",
+        str(TAX_YEAR),
+        "--as-of",
+        AS_OF,
+        "--out",
+        str(out),
+        "--workdir",
+        str(work),
+    ]
+    m = measure(cmd, runs_dir / f"{name}.log")
+    m["out"] = str(out)
+    m["work"] = str(work)
+    if m["returncode"] != 0:
+        m["error"] = tail(REPO / m["log"])
+    return m
+
+
+FLOOR = textwrap.dedent("""
+    import sys, glob, polars as pl
+    files = sorted(glob.glob(sys.argv[1] + "/payroll/*.csv"))
+    pl.scan_csv(files).sink_parquet(sys.argv[2])
+""")
+
+
+def floor(input_dir: Path, runs_dir: Path, name: str) -> dict:
+    target = runs_dir / f"{name}-floor.parquet"
+    m = measure([PY, "-c", FLOOR, str(input_dir), str(target)], runs_dir / f"{name}-floor.log")
+    if target.exists():
+        m["parquet_bytes"] = target.stat().st_size
+        target.unlink()
+    return m
+
+
+def reference_check(input_dir: Path, engine_out: Path | None, n_employers: int) -> dict:
+    files, emps = ref.sample_employers(input_dir, n_employers)
+    as_of = dt.date.fromisoformat(AS_OF)
+    res, stats = ref.reference_credits(
+        input_dir, TAX_YEAR, as_of, employers=emps, payroll_files=files
+    )
+    stats["s_per_row"] = stats["seconds"] / max(stats["payroll_rows"], 1)
+    out: dict = {"timed_float": stats}
+    if engine_out is not None and (engine_out / "employee_credits.csv").exists():
+        exact, xstats = ref.reference_credits(
+            input_dir, TAX_YEAR, as_of, employers=emps, payroll_files=files, exact=True
+        )
+        out["exact_seconds"] = round(xstats["seconds"], 3)
+        out["compare_float"] = ref.compare(res, engine_out / "employee_credits.csv", emps, exact)
+        out["compare_exact"] = ref.compare(exact, engine_out / "employee_credits.csv", emps)
+    return out
+
+
+# --------------------------------------------------------------------------- profile
+
+
+PROFILE_DRIVER = textwrap.dedent("""
+    # Times the steps of an annual run (wrapping functions at run time; no project file changes),
+    # and keeps a cProfile of the whole command.
+    import cProfile, functools, importlib, json, sys, time, threading
+    T0 = time.perf_counter()
+    timings = []
+    out_json, prof_path, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+    import flows._env  # noqa
+    T_IMPORT0 = time.perf_counter()
+    import flows.cli, flows.annual, transforms.annual  # noqa
+    T_IMPORT = time.perf_counter() - T_IMPORT0
+    depth = threading.local()
+
+    def wrap(modname, attr):
+        try:
+            mod = importlib.import_module(modname)
+        except Exception:
+            return
+        obj, name = mod, attr
+        if "." in attr:
+            cls, name = attr.split(".")
+            obj = getattr(mod, cls, None)
+            if obj is None:
+                return
+        fn = getattr(obj, name, None)
+        if fn is None or getattr(fn, "__bench__", False):
+            return
+        label = f"{modname}.{attr}"
+        @functools.wraps(fn)
+        def timed(*a, **k):
+            d = getattr(depth, "d", 0)
+            depth.d = d + 1
+            t = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                depth.d = d
+                timings.append({"step": label, "depth": d, "seconds": time.perf_counter() - t,
+                                "start": t - T0})
+        timed.__bench__ = True
+        setattr(obj, name, timed)
+
+    for spec in [
+        "transforms.annual:stage_inputs", "transforms.annual:stage_submission", "transforms.annual:input_file_records",
+        "transforms.annual:load_lake", "transforms.annual:compute", "transforms.annual:compute_credits",
+        "transforms.annual:decide_and_commit", "transforms.annual:decide_against_ledger",
+        "transforms.annual:write_outputs", "transforms.annual:code_version", "transforms.annual:write_csv",
+        "transforms.annual:employee_output", "transforms.annual:run_record",
+        "transforms.ledger:commit_run", "transforms.ledger:connect",
+        "transforms.outputs:StagedOutputs.publish",
+        "transforms.annual:ingest_folder", "transforms.ingest:ingest_folder",
+        "transforms.ingest.pipeline:read_tables", "transforms.ingest.pipeline:validate_table",
+        "transforms.ingest.pipeline:stage_table", "transforms.ingest.pipeline:discover",
+        "transforms.staging:stage_table", "transforms.annual:clean_stale_staging",
+    ]:
+        m, a = spec.split(":")
+        wrap(m, a)
+    for modname in ("transforms.ingest.validate", "transforms.ingest.lake", "transforms.ingest.readers"):
+        try:
+            mod = importlib.import_module(modname)
+        except Exception:
+            continue
+        for a in dir(mod):
+            f = getattr(mod, a)
+            if callable(f) and not a.startswith("_") and getattr(f, "__module__", "") == modname \\
+                    and not isinstance(f, type):
+                wrap(modname, a)
+    sys.argv = ["impcredit", *argv]
+    prof = cProfile.Profile()
+    rc = 0
+    T_RUN0 = time.perf_counter()
+    try:
+        prof.enable()
+        flows.cli.main()
+    except SystemExit as e:
+        rc = e.code or 0
+    finally:
+        prof.disable()
+        prof.dump_stats(prof_path)
+        json.dump({"import_s": T_IMPORT, "run_s": time.perf_counter() - T_RUN0, "total_s": time.perf_counter() - T0,
+                   "steps": timings, "rc": rc}, open(out_json, "w"), indent=1)
+""")
+
+
+def profile(input_dir: Path, runs_dir: Path, name: str) -> dict:
+    import pstats
+
+    out, work = runs_dir / f"{name}-profile-out", runs_dir / f"{name}-profile-work"
+    for d in (out, work):
+        if d.exists():
+            shutil.rmtree(d)
+    tj, prof = runs_dir / f"{name}-profile-steps.json", runs_dir / f"{name}.prof"
+    argv = [
+        "annual",
+        "--input",
+        str(input_dir),
+        "--tax-year",
+        str(TAX_YEAR),
+        "--as-of",
+        AS_OF,
+        "--out",
+        str(out),
+        "--workdir",
+        str(work),
+    ]
+    m = measure(
+        [PY, "-c", PROFILE_DRIVER, str(tj), str(prof), *argv], runs_dir / f"{name}-profile.log"
+    )
+    res = {"measure": m}
+    if tj.exists():
+        steps = json.loads(tj.read_text())
+        agg: dict[str, dict] = {}
+        for s in steps["steps"]:
+            a = agg.setdefault(s["step"], {"seconds": 0.0, "calls": 0, "depth": s["depth"]})
+            a["seconds"] += s["seconds"]
+            a["calls"] += 1
+            a["depth"] = min(a["depth"], s["depth"])
+        res["import_s"] = round(steps["import_s"], 3)
+        res["run_s"] = round(steps["run_s"], 3)
+        res["steps"] = {
+            k: {**v, "seconds": round(v["seconds"], 3)}
+            for k, v in sorted(agg.items(), key=lambda kv: -kv[1]["seconds"])
+        }
+    if prof.exists():
+        st = pstats.Stats(str(prof))
+        rows = []
+        for (file, line, func), (_cc, nc, tt, ct, _callers) in st.stats.items():
+            rows.append(
+                {
+                    "func": f"{Path(file).name}:{line}:{func}",
+                    "file": file,
+                    "ncalls": nc,
+                    "tottime": round(tt, 3),
+                    "cumtime": round(ct, 3),
+                }
+            )
+        res["cprofile_top_cumulative_project"] = sorted(
+            [
+                r
+                for r in rows
+                if str(REPO / "transforms") in r["file"] or str(REPO / "flows") in r["file"]
+            ],
+            key=lambda r: -r["cumtime"],
+        )[:30]
+        res["cprofile_top_tottime"] = sorted(rows, key=lambda r: -r["tottime"])[:25]
+        res["cprofile_file"] = str(prof.relative_to(REPO))
+    return res
+
+
+# --------------------------------------------------------------------------- report
+
+
+def machine() -> dict:
+    def v(pkg):
+        try:
+            return metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            return None
+
+    return {
+        "date": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "cpu_count": os.cpu_count(),
+        "cpu_count_physical": psutil.cpu_count(logical=False),
+        "memory_gb": round(psutil.virtual_memory().total / GB, 1),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+        **{
+            p: v(p)
+            for p in ("polars", "duckdb", "pyarrow", "prefect", "great-expectations", "impcredit")
+        },
+        "git_head": subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        ).stdout.strip(),
+        "git_dirty_files": len(
+            subprocess.run(
+                ["git", "-C", str(REPO), "status", "--porcelain"], capture_output=True, text=True
+            ).stdout.splitlines()
+        ),
+    }
+
+
+def code_fingerprint() -> str:
+    """sha256 of every .py file under transforms/ and flows/ (other people edit them meanwhile)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for f in sorted([*(REPO / "transforms").rglob("*.py"), *(REPO / "flows").rglob("*.py")]):
+        h.update(str(f.relative_to(REPO)).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def verdict(name: str, value) -> str:
+    if value is None:
+        return "n/a"
+    op, target = TARGETS[name]
+    ok = value <= target if op == "<=" else value >= target
+    return "pass" if ok else "FAIL"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="impcredit benchmark (see bench/README.md)")
+    ap.add_argument(
+        "--sizes", default="1m,10m", help="comma-separated payroll sizes, e.g. 1m,10m or 200k"
+    )
+    ap.add_argument("--quick", action="store_true", help="smoke run: 20k and 200k rows")
+    ap.add_argument(
+        "--keep", action="store_true", help="keep run outputs and workdirs (bench/data/runs)"
+    )
+    ap.add_argument("--seed", type=int, default=20230)
+    ap.add_argument(
+        "--sample-employers", type=int, default=50, help="employers checked by the reference"
+    )
+    ap.add_argument(
+        "--profile", action="store_true", help="profile the end-to-end run at the smallest size"
+    )
+    ap.add_argument(
+        "--no-files-check", action="store_true", help="skip the 10 vs 100 files memory check"
+    )
+    ap.add_argument("--output", type=Path, help="results file (default bench/results/latest.json)")
+    a = ap.parse_args(argv)
+
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console(width=None if sys.stdout.isatty() else 140)
+    sizes = [parse_size(s) for s in ("20k,200k" if a.quick else a.sizes).split(",") if s.strip()]
+    sizes.sort(key=lambda s: s[1])
+    runs_dir = DATA / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    result: dict = {
+        "machine": machine(),
+        "settings": {
+            "sizes": [s for s, _ in sizes],
+            "seed": a.seed,
+            "tax_year": TAX_YEAR,
+            "as_of": AS_OF,
+            "quick": a.quick,
+        },
+        "load_avg_start": os.getloadavg(),
+        "code_fingerprint_start": code_fingerprint(),
+    }
+
+    con.rule("impcredit benchmark")
+    con.print("Prefect start-up constant (trivial flow in a fresh process)...")
+    result["prefect_startup"] = prefect_startup(runs_dir)
+    ps = result["prefect_startup"]
+    warm = ps.get("warm1", {})
+    con.print(
+        f"  {json.dumps({k: {kk: vv for kk, vv in v.items() if kk.endswith('_s')} for k, v in ps.items()})}"
+    )
+
+    per_size: dict[str, dict] = {}
+    for label, employers in sizes:
+        con.rule(f"size {label}: {employers:,} employers")
+        d, info = dataset(employers, a.seed)
+        con.print(
+            f"  data {d.relative_to(REPO)}: {info['payroll_rows']:,} rows in {info['files']} files"
+        )
+        r: dict = {"employers": employers, "data": info}
+        r["floor"] = floor(d, runs_dir, label)
+        con.print(f"  floor: {r['floor']['wall_s']:.2f} s, {r['floor']['peak_rss_gb']:.2f} GB")
+        r["e2e"] = end_to_end(d, runs_dir, label)
+        e = r["e2e"]
+        con.print(
+            f"  end-to-end: rc {e['returncode']}, {e['wall_s']:.2f} s, {e['peak_rss_gb']:.2f} GB"
+        )
+        if e["returncode"] != 0:
+            con.print(f"[red]  end-to-end failed:[/]\n{e.get('error', '')}")
+        r["e2e_per_row_s"] = e["wall_s"] / info["payroll_rows"]
+        r["e2e_minus_prefect_per_row_s"] = (
+            max(e["wall_s"] - warm.get("wall_s", 0.0), 0) / info["payroll_rows"]
+        )
+        r["e2e_over_floor"] = round(e["wall_s"] / r["floor"]["wall_s"], 2)
+        r["reference"] = reference_check(
+            d, Path(e["out"]) if e["returncode"] == 0 else None, a.sample_employers
+        )
+        rs = r["reference"]
+        con.print(
+            f"  reference: {rs['timed_float']['payroll_rows']:,} rows of {rs['timed_float']['employers']} "
+            f"employers in {rs['timed_float']['seconds']:.2f} s; mismatches "
+            f"{rs.get('compare_float', {}).get('mismatches', 'n/a')} (float) / "
+            f"{rs.get('compare_exact', {}).get('mismatches', 'n/a')} (exact)"
+        )
+        per_size[label] = r
+    result["sizes"] = per_size
+
+    small_label, small_emp = sizes[0]
+    if not a.no_files_check:
+        con.rule(f"files check: {small_label} rows in 10 vs 100 files")
+        src, _ = dataset(small_emp, a.seed)
+        fc = {}
+        for n in (10, 100):
+            dn = resplit(src, n)
+            fc[f"files{n}"] = end_to_end(dn, runs_dir, f"{small_label}-files{n}")
+            fc[f"files{n}_floor"] = floor(dn, runs_dir, f"{small_label}-files{n}")
+            con.print(
+                f"  {n} files: {fc[f'files{n}']['wall_s']:.2f} s, {fc[f'files{n}']['peak_rss_gb']:.2f} GB "
+                f"(floor {fc[f'files{n}_floor']['peak_rss_gb']:.2f} GB)"
+            )
+        result["files_check"] = fc
+
+    if a.profile:
+        con.rule(f"profile at {small_label}")
+        src, _ = dataset(small_emp, a.seed)
+        result["profile"] = profile(src, runs_dir, small_label)
+        pr = result["profile"]
+        top = sum(v["seconds"] for v in pr.get("steps", {}).values() if v["depth"] == 0)
+        pr["outside_steps_s"] = round(pr.get("run_s", 0) - top, 3)
+        con.print(
+            f"  process {pr['measure']['wall_s']:.2f} s: imports {pr.get('import_s')} s, CLI run {pr.get('run_s')} s "
+            f"of which timed steps {top:.2f} s and outside them (Prefect flow/task machinery, CLI) "
+            f"{pr['outside_steps_s']:.2f} s"
+        )
+        for k, v in list(pr.get("steps", {}).items())[:20]:
+            con.print(f"  {v['seconds']:8.2f} s  x{v['calls']:<4} {'  ' * v['depth']}{k}")
+
+    # ---- ratios
+    big_label, _ = sizes[-1]
+    big, small = per_size[big_label], per_size[small_label]
+    ok_e2e = all(per_size[s]["e2e"]["returncode"] == 0 for s in per_size)
+    ref_per_row = big["reference"]["timed_float"]["s_per_row"]
+    row_ratio = big["data"]["payroll_rows"] / small["data"]["payroll_rows"]
+    ratios = {
+        "e2e_over_floor": big["e2e_over_floor"] if ok_e2e else None,
+        "reference_over_e2e_per_row": round(ref_per_row / big["e2e_per_row_s"], 2)
+        if ok_e2e
+        else None,
+        "time_scaling": round(big["e2e"]["wall_s"] / small["e2e"]["wall_s"], 2)
+        if ok_e2e and len(sizes) > 1
+        else None,
+        "peak_rss_largest_gb": big["e2e"]["peak_rss_gb"] if ok_e2e else None,
+        "peak_rss_1m_gb": per_size["1m"]["e2e"]["peak_rss_gb"]
+        if "1m" in per_size and ok_e2e
+        else None,
+        "rss_100_over_10_files": None,
+        "reference_mismatches": None,
+    }
+    if "files_check" in result and all(
+        result["files_check"][f"files{n}"]["returncode"] == 0 for n in (10, 100)
+    ):
+        fc = result["files_check"]
+        ratios["rss_100_over_10_files"] = round(
+            fc["files100"]["peak_rss_bytes"] / fc["files10"]["peak_rss_bytes"], 3
+        )
+    mism = [per_size[s]["reference"].get("compare_float", {}).get("mismatches") for s in per_size]
+    if all(m is not None for m in mism):
+        ratios["reference_mismatches"] = sum(mism)
+    targets = dict(TARGETS)
+    targets["time_scaling"] = ("<=", round(1.1 * row_ratio, 2))
+    result["row_ratio_largest_over_smallest"] = round(row_ratio, 3)
+    result["ratios"] = {
+        k: {
+            "value": v,
+            "target": f"{targets[k][0]} {targets[k][1]}",
+            "result": "n/a"
+            if v is None
+            else (
+                "pass"
+                if (v <= targets[k][1] if targets[k][0] == "<=" else v >= targets[k][1])
+                else "FAIL"
+            ),
+        }
+        for k, v in ratios.items()
+    }
+    # extra context
+    result["context"] = {
+        "e2e_over_floor_minus_prefect_constant": {
+            s: round(
+                max(per_size[s]["e2e"]["wall_s"] - warm.get("wall_s", 0.0), 0)
+                / per_size[s]["floor"]["wall_s"],
+                2,
+            )
+            for s in per_size
+        },
+        "time_scaling_minus_prefect_constant": round(
+            (big["e2e"]["wall_s"] - warm.get("wall_s", 0))
+            / max(small["e2e"]["wall_s"] - warm.get("wall_s", 0), 1e-9),
+            2,
+        )
+        if len(sizes) > 1
+        else None,
+        "reference_us_per_row": round(ref_per_row * 1e6, 2),
+        "e2e_us_per_row": {s: round(per_size[s]["e2e_per_row_s"] * 1e6, 3) for s in per_size},
+        "prefect_constant_s": warm.get("wall_s"),
+    }
+    result["load_avg_end"] = os.getloadavg()
+    result["code_fingerprint_end"] = code_fingerprint()
+    result["code_changed_during_run"] = (
+        result["code_fingerprint_end"] != result["code_fingerprint_start"]
+    )
+    if result["code_changed_during_run"]:
+        con.print(
+            "[bold yellow]warning:[/] transforms/ or flows/ changed during the run: sizes are not comparable"
+        )
+
+    t = Table(
+        title=f"impcredit benchmark ({', '.join(s for s, _ in sizes)}; {result['machine']['cpu_count']} cpus)"
+    )
+    for c in ("metric", "value", "target", "result"):
+        t.add_column(c, justify="left" if c == "metric" else "right")
+    for k, v in result["ratios"].items():
+        style = {"pass": "green", "FAIL": "bold red"}.get(v["result"], "yellow")
+        t.add_row(
+            k,
+            "n/a" if v["value"] is None else str(v["value"]),
+            v["target"],
+            f"[{style}]{v['result']}[/]",
+        )
+    con.print(t)
+    t2 = Table(title="raw numbers")
+    for c in (
+        "size",
+        "rows",
+        "files",
+        "e2e s",
+        "e2e GB",
+        "floor s",
+        "floor GB",
+        "e2e µs/row",
+        "ref µs/row",
+        "mismatches",
+    ):
+        t2.add_column(c, justify="right")
+    for s, r in per_size.items():
+        t2.add_row(
+            s,
+            f"{r['data']['payroll_rows']:,}",
+            str(r["data"]["files"]),
+            f"{r['e2e']['wall_s']:.2f}",
+            f"{r['e2e']['peak_rss_gb']:.2f}",
+            f"{r['floor']['wall_s']:.2f}",
+            f"{r['floor']['peak_rss_gb']:.2f}",
+            f"{r['e2e_per_row_s'] * 1e6:.3f}",
+            f"{r['reference']['timed_float']['s_per_row'] * 1e6:.2f}",
+            str(r["reference"].get("compare_float", {}).get("mismatches", "n/a")),
+        )
+    con.print(t2)
+    con.print(
+        f"Prefect constant (warm, trivial flow process): {warm.get('wall_s')} s; "
+        f"load avg start {result['load_avg_start']}, end {result['load_avg_end']}"
+    )
+
+    out = a.output or (DATA / "quick.json" if a.quick else RESULTS / "latest.json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(result, indent=1, default=str))
+    tmp.replace(out)
+    con.print(f"results: {out.relative_to(REPO) if out.is_relative_to(REPO) else out}")
+    if not a.keep:
+        for p in runs_dir.glob("*-out"):
+            shutil.rmtree(p, ignore_errors=True)
+        for p in runs_dir.glob("*-work"):
+            shutil.rmtree(p, ignore_errors=True)
+    return 0 if ok_e2e else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
