@@ -22,8 +22,8 @@ def stage(input_dir: Path, workdir: Path, key: HashKey) -> steps.StagedInputs:
 
 
 @task(cache_policy=NO_CACHE)
-def compute(workdir: Path, tax_year: int, as_of: dt.date, params: Parameters, settings: Settings):
-    return steps.compute(steps.load_lake(workdir), tax_year, as_of, params, settings)
+def compute(staged: steps.StagedInputs, tax_year: int, as_of: dt.date, params: Parameters, settings: Settings):
+    return steps.compute(staged.frames, tax_year, as_of, params, settings)
 
 
 @task(cache_policy=NO_CACHE)
@@ -65,7 +65,7 @@ def annual_flow(
         steps.clean_stale_staging(out_dir)
         staged = stage(input_dir, workdir, key)
         run_id = steps.new_run_id("annual", tax_year, staged.inputs_sha256)
-        result = compute(workdir, tax_year, as_of, params, settings)
+        result = compute(staged, tax_year, as_of, params, settings)
         summary = decide_write_commit(
             workdir=workdir, out_dir=out_dir, run_id=run_id, tax_year=tax_year, as_of=as_of, params=params,
             settings=settings, staged=staged, result=result, started_at=started_at,

@@ -32,7 +32,9 @@ def stage_submission(input_dir: Path, key: HashKey) -> steps.StagedInputs:
     """Stage into a temporary lake: estimates and what-ifs never touch the workdir's lake."""
     tmp = Path(tempfile.mkdtemp(prefix="impcredit-stage-"))
     try:
-        return steps.stage_inputs(input_dir, tmp, key)
+        staged = steps.stage_inputs(input_dir, tmp, key)
+        staged.frames = {k: v.lazy().collect() for k, v in staged.frames.items()}  # before the lake goes
+        return staged
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

@@ -8,39 +8,14 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
+from helpers import employer_case, frames_for
 
 from transforms import annual as steps
 from transforms import ledger
 from transforms.params import load_parameters
-from transforms.scenario import build_frames
 from transforms.settings import AllocationSettings, Settings
 
 PARAMS = load_parameters()
-
-
-def employer_case(n: int, received_at: str, hours_2023: float = 100, tax_year: int = 2023) -> dict:
-    return {
-        "employer_id": f"{100000000 + n}",
-        "application_id": f"APP-{tax_year}-{n:03d}",
-        "tax_year": tax_year,
-        "received_at": received_at,
-        "employees": [
-            {
-                "employee_id": "E1",
-                "ssn": f"222-33-{4000 + n:04d}",
-                "category": "general",
-                "months": {
-                    tax_year - 1: {"hours": 80, "rate": "minimum_wage"},
-                    tax_year: {"hours": hours_2023, "rate": "minimum_wage"},
-                },
-            }
-        ],
-    }
-
-
-def frames_for(cases: list[dict]) -> dict[str, pl.DataFrame]:
-    parts = [build_frames(c, PARAMS) for c in cases]
-    return {k: pl.concat([p[k] for p in parts]) for k in parts[0]}
 
 
 def run(tmp: Path, cases: list[dict], *, tax_year: int = 2023, as_of: str = "2024-07-01", cap: float | None = None,

@@ -1,8 +1,8 @@
 """Orchestration: quarterly estimates and variance, what-if, backfill, CLI argument errors.
 
 Real Prefect flows on the session's test server (``prefect_harness``). Staging is replaced by
-frames built with ``transforms.scenario.build_frames`` (``fake_stage``): the canonical-folder
-staging step is being rewritten, and these tests are about orchestration, not ingest.
+frames built with ``transforms.scenario.build_frames`` (``fake_stage``): these tests are about
+orchestration; ingest has its own (tests/test_ingest*.py).
 """
 
 from __future__ import annotations
@@ -14,49 +14,21 @@ from pathlib import Path
 import duckdb
 import polars as pl
 import pytest
+from helpers import employer_case, frames_for
 
 from transforms import annual as steps
 from transforms.params import load_parameters
 from transforms.pii import load_key
-from transforms.scenario import build_frames
 from transforms.settings import AllocationSettings, Settings
 
 PARAMS = load_parameters()
 KEY = load_key({})
 CASES: dict[str, list[dict]] = {}
-LAKES: dict[str, dict[str, pl.DataFrame]] = {}  # workdir -> staged frames (stands in for the lake)
-
-
-def fake_load_lake(workdir: Path) -> dict[str, pl.LazyFrame]:
-    return {k: v.lazy() for k, v in LAKES[str(Path(workdir).resolve())].items()}
 REJECTS_SCHEMA = {c: pl.String for c in ("file", "line", "column", "value", "rule", "message")}
-
-
-def employer_case(n: int, received_at: str, hours: float = 100, tax_year: int = 2023) -> dict:
-    return {
-        "employer_id": f"{100000000 + n}",
-        "application_id": f"APP-{tax_year}-{n:03d}",
-        "tax_year": tax_year,
-        "received_at": received_at,
-        "employees": [
-            {
-                "employee_id": "E1",
-                "ssn": f"222-33-{4000 + n:04d}",
-                "category": "general",
-                "months": {tax_year - 1: {"hours": 80, "rate": "minimum_wage"}, tax_year: {"hours": hours, "rate": "minimum_wage"}},
-            }
-        ],
-    }
-
-
-def frames_for(cases: list[dict]) -> dict[str, pl.DataFrame]:
-    parts = [build_frames(c, PARAMS) for c in cases]
-    return {k: pl.concat([p[k] for p in parts]) for k in parts[0]}
 
 
 def fake_stage(input_dir: Path, workdir: Path, key) -> steps.StagedInputs:
     frames = frames_for(CASES[str(Path(input_dir).resolve())])
-    LAKES[str(Path(workdir).resolve())] = frames
     sha = hashlib.sha256(str(input_dir).encode()).hexdigest()
     return steps.StagedInputs(frames, pl.DataFrame(schema=REJECTS_SCHEMA), [{"path": "x.csv", "sha256": sha, "bytes": 1}],
                               "demo", "test")
@@ -65,7 +37,6 @@ def fake_stage(input_dir: Path, workdir: Path, key) -> steps.StagedInputs:
 @pytest.fixture
 def submission(tmp_path, monkeypatch):
     monkeypatch.setattr(steps, "stage_inputs", fake_stage)
-    monkeypatch.setattr(steps, "load_lake", fake_load_lake)
 
     def make(cases: list[dict], name: str = "in") -> Path:
         d = (tmp_path / name).resolve()

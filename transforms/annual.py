@@ -42,12 +42,24 @@ class RunError(RuntimeError):
 
 @dataclass
 class StagedInputs:
-    frames: dict[str, pl.DataFrame]
+    frames: dict[str, pl.LazyFrame | pl.DataFrame]  # the staged datasets (lazy scans of the lake)
     rejects: pl.DataFrame
     files: list[dict]
     key_source: str
     key_id: str
     report: object | None = None  # the ingest report (transforms.ingest.IngestReport)
+
+    @property
+    def rejected_rows(self) -> int:
+        """Input rows with at least one rejected cell (a whole-file reject counts once)."""
+        return self.rejects.select(pl.struct("file", "line")).n_unique() if self.rejects.height else 0
+
+    def write_rejects(self, out_dir: Path) -> None:
+        """rejects.csv (and one file per employer when the ingest report has them)."""
+        if self.report is not None:
+            self.report.write_rejects(out_dir)
+        else:
+            write_csv(self.rejects, out_dir / "rejects.csv")
 
     @property
     def inputs_sha256(self) -> str:
@@ -119,14 +131,8 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, docs_dir: Path
     from transforms.ingest.lake import scan_lake
 
     report = ingest_folder(input_dir, workdir, key, docs_dir=docs_dir)
-    frames = {name: scan_lake(workdir, name).collect() for name in STAGED}
+    frames = {name: scan_lake(workdir, name) for name in STAGED}
     return StagedInputs(frames, report.rejects, input_file_records(input_dir), key.source, key.key_id, report)
-
-
-def load_lake(workdir: Path) -> dict[str, pl.LazyFrame]:
-    from transforms.ingest.lake import scan_lake
-
-    return {name: scan_lake(workdir, name) for name in STAGED}
 
 
 def new_run_id(kind: str, tax_year: int, inputs_sha: str) -> str:
@@ -206,10 +212,7 @@ def write_outputs(
     awards = awards_output(decisions.awards)
     write_csv(emp, staging.path("employee_credits.csv"))
     write_csv(awards, staging.path("awards.csv"))
-    if staged.report is not None:
-        staged.report.write_rejects(staging.dir)  # rejects.csv and one file per employer
-    else:
-        write_csv(staged.rejects, staging.path("rejects.csv"))
+    staged.write_rejects(staging.dir)
     # Employee-years with every quantity (for explain and audit), no ssn.
     result.employees.drop([c for c in result.employees.columns if c.startswith("__")]).write_parquet(
         staging.path("employee_years.parquet")
@@ -230,7 +233,7 @@ def write_outputs(
         awarded=round(float(decisions.awards["awarded_cents"].sum()) / 100, 2),
         approved_before=decisions.approved_before_cents / 100,
         cap_left=decisions.cap_left_cents / 100,
-        rejected_rows=staged.rejects.select(pl.struct("file", "line")).n_unique() if staged.rejects.height else 0,
+        rejected_rows=staged.rejected_rows,
         statuses=statuses,
         key_source=staged.key_source,
     )
@@ -253,7 +256,7 @@ def write_outputs(
             "employee_years": emp.height,
             "eligible_employee_years": summary.eligible_employee_years,
             "rejected_cells": staged.rejects.height,
-            **{f"staged_{k}": v.height for k, v in staged.frames.items()},
+            **{f"staged_{k}": v.lazy().select(pl.len()).collect().item() for k, v in staged.frames.items()},
         },
         "totals": {
             "requested": summary.requested,
@@ -286,32 +289,29 @@ def decide_and_commit(
     """Decide against the ledger, write the outputs aside, commit the ledger, then move the
     outputs into place. A failure before the commit leaves neither ledger rows nor outputs."""
     con = ledger.connect(workdir / "impcredit.duckdb")
-    staging = StagedOutputs(out_dir, run_id)
     try:
-        decisions = decide_against_ledger(
-            con, result, as_of=as_of, cap=cap_cents(params, settings, as_of), settings=settings, run_id=run_id
-        )
-        summary = write_outputs(
-            staging, run_id=run_id, kind=kind, tax_year=tax_year, as_of=as_of, params=params,
-            settings=settings, staged=staged, result=result, decisions=decisions,
-        )
-        if with_products:
-            from transforms.products import write_products
-
-            write_products(
-                staging.dir, con=con, awards=decisions.awards, employee_years=result.employees,
-                rejects=staged.rejects, run_id=run_id, tax_year=tax_year, approval_year=as_of.year,
-                cap_cents=decisions.cap_cents,
+        with StagedOutputs(out_dir, run_id) as staging:
+            decisions = decide_against_ledger(
+                con, result, as_of=as_of, cap=cap_cents(params, settings, as_of), settings=settings, run_id=run_id
             )
-        record = run_record(summary, started_at=started_at, settings=settings, params=params, staged=staged,
-                            quarter=quarter)
-        ledger.commit_run(con, record, decisions.new, staged.files, decisions.cap_cents)
-    except BaseException:
-        staging.discard()
-        raise
+            summary = write_outputs(
+                staging, run_id=run_id, kind=kind, tax_year=tax_year, as_of=as_of, params=params,
+                settings=settings, staged=staged, result=result, decisions=decisions,
+            )
+            if with_products:
+                from transforms.products import write_products
+
+                write_products(
+                    staging.dir, con=con, awards=decisions.awards, employee_years=result.employees,
+                    rejects=staged.rejects, run_id=run_id, tax_year=tax_year, approval_year=as_of.year,
+                    cap_cents=decisions.cap_cents,
+                )
+            record = run_record(summary, started_at=started_at, settings=settings, params=params, staged=staged,
+                                quarter=quarter)
+            ledger.commit_run(con, record, decisions.new, staged.files, decisions.cap_cents)
     finally:
         con.close()
-    summary.outputs = [str(p) for p in staging.publish()]
+    summary.outputs = [str(p) for p in staging.published]
     summary.out_dir = str(out_dir)
     summary.workdir = str(workdir)
     return summary
@@ -349,7 +349,6 @@ __all__ = [
     "decide_against_ledger",
     "decide_and_commit",
     "input_file_records",
-    "load_lake",
     "new_run_id",
     "run_record",
     "stage_inputs",

@@ -28,7 +28,6 @@ HOURS_DECREASED = "HOURS_DECREASED"
 NO_CREDIT_DUE = "NO_CREDIT_DUE"
 CAP_EXHAUSTED = "CAP_EXHAUSTED"
 
-APPLICATION_REASONS = (TAX_YEAR_BEFORE_2019, DUPLICATE_APPLICATION, WAGE_REDUCTION, MISSING_EMPLOYER_RATES)
 # application-level reason -> its flag column
 APPLICATION_FLAGS = {
     DUPLICATE_APPLICATION: "is_duplicate",
@@ -313,16 +312,16 @@ def compute_credits(
     end = dt.date(t, 12, 31)
     cuts = (observe_through + dt.timedelta(days=1),) if observe_through and observe_through < end else ()
     segments = rate_segments(params, start, end, cuts)
-    seg_all = segments
 
     keys = claimed.select("employer_id", "employee_id").unique()
-    payroll = inputs.payroll.join(keys.lazy(), on=["employer_id", "employee_id"], how="semi")
+    claimed_payroll = inputs.payroll.join(keys.lazy(), on=["employer_id", "employee_id"], how="semi")
+    payroll = claimed_payroll
     if observe_through is not None:
         payroll = payroll.filter(pl.col("period_start") <= observe_through)
-    spread = spread_payroll(payroll, seg_all, rules)
+    spread = spread_payroll(payroll, segments, rules)
     if observe_through is not None:
         spread = spread.join(
-            seg_all.lazy().filter(pl.col("seg_start") <= observe_through).select("seg_id"), on="seg_id", how="semi"
+            segments.lazy().filter(pl.col("seg_start") <= observe_through).select("seg_id"), on="seg_id", how="semi"
         )
     seg_long = segments_long(segments)
 
@@ -331,7 +330,7 @@ def compute_credits(
         claimed.lazy()
         .select("application_id", "employer_id", "employee_id", "wage_category")
         .join(spread, on=["employer_id", "employee_id"], how="inner")
-        .join(seg_all.lazy().select("seg_id", "year", "half"), on="seg_id", how="left")
+        .join(segments.lazy().select("seg_id", "year", "half"), on="seg_id", how="left")
         .join(seg_long.lazy().select("seg_id", "wage_category", "mw"), on=["seg_id", "wage_category"], how="left")
     )
     ot_factor = 0.5 if rules.overtime == "premium" else 0.0
@@ -372,7 +371,7 @@ def compute_credits(
 
     # Certification (the ssn is the one on the employee's payroll rows with that employer, any year).
     ssns = (
-        inputs.payroll.join(keys.lazy(), on=["employer_id", "employee_id"], how="semi")
+        claimed_payroll
         .select("employer_id", "employee_id", "ssn_hash")
         .unique()
     )

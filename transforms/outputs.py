@@ -51,7 +51,13 @@ def sha256_file(path: Path) -> str:
 
 class StagedOutputs:
     """Outputs of a run are written under ``<out>/.staging-<run_id>`` and moved into ``<out>``
-    by :meth:`publish` once the ledger has committed; :meth:`discard` removes them."""
+    only when the block succeeds (after the ledger has committed inside it)::
+
+        with StagedOutputs(out_dir, run_id) as staging:
+            ...write to staging.path(name)..., commit
+        staging.published  # the files now in out_dir
+
+    An exception inside the block discards the staged files and publishes nothing."""
 
     def __init__(self, out_dir: Path, run_id: str):
         self.out_dir = Path(out_dir)
@@ -59,6 +65,16 @@ class StagedOutputs:
         if self.dir.exists():
             shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True)
+        self.published: list[Path] = []
+
+    def __enter__(self) -> StagedOutputs:
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.published = self.publish()
+        else:
+            self.discard()
 
     def path(self, name: str) -> Path:
         p = self.dir / name

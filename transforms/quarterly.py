@@ -165,77 +165,76 @@ def run_quarterly(
     """Write the estimate files aside, record the run (no decisions), then publish."""
     end = quarter_end(tax_year, quarter)
     con = ledger.connect(workdir / "impcredit.duckdb")
-    staging = StagedOutputs(out_dir, run_id)
     est_dir = workdir / "estimates"
     est_dir.mkdir(parents=True, exist_ok=True)
     est_path = est_dir / f"{run_id}.parquet"
     try:
-        est = estimates_output(result, quarter)
-        emp_est = employer_estimates_output(result, tax_year, quarter)
-        write_csv(est, staging.path("estimates.csv"))
-        write_csv(emp_est, staging.path("employer_estimates.csv"))
-        write_csv(staged.rejects, staging.path("rejects.csv"))
-        cap = steps.cap_cents(params, settings, as_of)
-        approved = ledger.awarded_in_year(con, as_of.year)
-        cap_left = max(cap - approved, 0)
-        projected = int(result.applications["requested_cents"].sum())
-        statuses = dict(sorted(emp_est.group_by("status").len().iter_rows()))
-        summary = QuarterlySummary(
-            run_id=run_id, kind="quarterly", tax_year=tax_year, quarter=quarter, quarter_end=end, as_of=as_of,
-            approval_year=as_of.year, applications=emp_est.height, employee_years=est.height,
-            eligible_employee_years=int((est["status"] == "ELIGIBLE").sum()), projected_total=projected / 100,
-            cap=cap / 100, approved_in_approval_year=approved / 100, cap_left=cap_left / 100,
-            cap_pressure=(projected / cap_left) if cap_left else (0.0 if projected == 0 else float("inf")),
-            rejected_rows=staged.rejects.select(pl.struct("file", "line")).n_unique() if staged.rejects.height else 0,
-            statuses=statuses, key_source=staged.key_source,
-        )
-        manifest = {
-            "run_id": run_id, "kind": "quarterly", "tax_year": tax_year, "quarter": quarter,
-            "quarter_end": end.isoformat(), "as_of": as_of.isoformat(), "approval_year": as_of.year,
-            "projection": "hours so far x days in year / days to quarter end; remaining hours spread evenly "
-            "over the remaining days at each day's minimum wage (spec 9)",
-            "settings": settings.model_dump(),
-            "parameters": {"version": params.version, "files": params.files,
-                           "overrides": {k: str(v) for k, v in params.overrides.items()}},
-            "inputs": {"sha256": staged.inputs_sha256, "files": staged.files},
-            "code_version": steps.code_version(),
-            "row_counts": {"applications": emp_est.height, "employee_years": est.height,
-                           "eligible_employee_years": summary.eligible_employee_years,
-                           "rejected_cells": staged.rejects.height},
-            "cap_pressure": {
-                "projected_total": summary.projected_total, "cap": summary.cap,
-                "approved_in_approval_year": summary.approved_in_approval_year, "cap_left": summary.cap_left,
-                "ratio_to_cap_left": None if summary.cap_pressure == float("inf") else round(summary.cap_pressure, 6),
-                "line": summary.cap_line,
-            },
-            "installments": "installment_k = floor(projected_credit x k/4) to the cent, cumulative "
-            "(April 15, June 15, September 15, December 15)",
-        }
-        write_json(manifest, staging.path("manifest.json"))
-        emp_est.select("application_id", "employer_id", (pl.col("projected_credit") * 100).round().cast(pl.Int64).alias(
-            "projected_cents")).write_parquet(est_path)
-        record = {
-            "run_id": run_id, "kind": "quarterly", "tax_year": tax_year, "quarter": quarter, "as_of": as_of,
-            "approval_year": as_of.year, "policy": settings.allocation.policy, "cap_cents": cap,
-            "settings_json": json.dumps(settings.model_dump(), sort_keys=True), "params_version": params.version,
-            "inputs_sha256": staged.inputs_sha256,
-            "status": "completed with rejections" if summary.rejected_rows else "completed",
-            "started_at": started_at, "committed_at": ledger.now_utc(),
-            "summary_json": json.dumps({k: v for k, v in summary.to_dict().items() if k != "outputs"}, sort_keys=True,
-                                       default=str),
-        }
-        ledger.commit_run(con, record, empty_decisions(), staged.files, max(cap, approved))
-        var = variance(con, workdir, tax_year)
-        if var is not None:
-            write_csv(var, staging.path("variance.csv"))
-            summary.variance_written = True
+        with StagedOutputs(out_dir, run_id) as staging:
+            est = estimates_output(result, quarter)
+            emp_est = employer_estimates_output(result, tax_year, quarter)
+            write_csv(est, staging.path("estimates.csv"))
+            write_csv(emp_est, staging.path("employer_estimates.csv"))
+            staged.write_rejects(staging.dir)
+            cap = steps.cap_cents(params, settings, as_of)
+            approved = ledger.awarded_in_year(con, as_of.year)
+            cap_left = max(cap - approved, 0)
+            projected = int(result.applications["requested_cents"].sum())
+            statuses = dict(sorted(emp_est.group_by("status").len().iter_rows()))
+            summary = QuarterlySummary(
+                run_id=run_id, kind="quarterly", tax_year=tax_year, quarter=quarter, quarter_end=end, as_of=as_of,
+                approval_year=as_of.year, applications=emp_est.height, employee_years=est.height,
+                eligible_employee_years=int((est["status"] == "ELIGIBLE").sum()), projected_total=projected / 100,
+                cap=cap / 100, approved_in_approval_year=approved / 100, cap_left=cap_left / 100,
+                cap_pressure=(projected / cap_left) if cap_left else (0.0 if projected == 0 else float("inf")),
+                rejected_rows=staged.rejected_rows,
+                statuses=statuses, key_source=staged.key_source,
+            )
+            manifest = {
+                "run_id": run_id, "kind": "quarterly", "tax_year": tax_year, "quarter": quarter,
+                "quarter_end": end.isoformat(), "as_of": as_of.isoformat(), "approval_year": as_of.year,
+                "projection": "hours so far x days in year / days to quarter end; remaining hours spread evenly "
+                "over the remaining days at each day's minimum wage (spec 9)",
+                "settings": settings.model_dump(),
+                "parameters": {"version": params.version, "files": params.files,
+                               "overrides": {k: str(v) for k, v in params.overrides.items()}},
+                "inputs": {"sha256": staged.inputs_sha256, "files": staged.files},
+                "code_version": steps.code_version(),
+                "row_counts": {"applications": emp_est.height, "employee_years": est.height,
+                               "eligible_employee_years": summary.eligible_employee_years,
+                               "rejected_cells": staged.rejects.height},
+                "cap_pressure": {
+                    "projected_total": summary.projected_total, "cap": summary.cap,
+                    "approved_in_approval_year": summary.approved_in_approval_year, "cap_left": summary.cap_left,
+                    "ratio_to_cap_left": None if summary.cap_pressure == float("inf") else round(summary.cap_pressure, 6),
+                    "line": summary.cap_line,
+                },
+                "installments": "installment_k = floor(projected_credit x k/4) to the cent, cumulative "
+                "(April 15, June 15, September 15, December 15)",
+            }
+            write_json(manifest, staging.path("manifest.json"))
+            emp_est.select("application_id", "employer_id", (pl.col("projected_credit") * 100).round().cast(pl.Int64).alias(
+                "projected_cents")).write_parquet(est_path)
+            record = {
+                "run_id": run_id, "kind": "quarterly", "tax_year": tax_year, "quarter": quarter, "as_of": as_of,
+                "approval_year": as_of.year, "policy": settings.allocation.policy, "cap_cents": cap,
+                "settings_json": json.dumps(settings.model_dump(), sort_keys=True), "params_version": params.version,
+                "inputs_sha256": staged.inputs_sha256,
+                "status": "completed with rejections" if summary.rejected_rows else "completed",
+                "started_at": started_at, "committed_at": ledger.now_utc(),
+                "summary_json": json.dumps({k: v for k, v in summary.to_dict().items() if k != "outputs"}, sort_keys=True,
+                                           default=str),
+            }
+            ledger.commit_run(con, record, empty_decisions(), staged.files, max(cap, approved))
+            var = variance(con, workdir, tax_year)
+            if var is not None:
+                write_csv(var, staging.path("variance.csv"))
+                summary.variance_written = True
     except BaseException:
-        staging.discard()
         est_path.unlink(missing_ok=True)
         raise
     finally:
         con.close()
-    summary.outputs = [str(p) for p in staging.publish()]
+    summary.outputs = [str(p) for p in staging.published]
     summary.out_dir = str(out_dir)
     summary.workdir = str(workdir)
     return summary
@@ -319,10 +318,12 @@ def variance_report(workdir: Path, out_dir: Path, tax_year: int) -> Path | None:
 
 def employer_batches(frames: dict[str, pl.DataFrame], n: int) -> list[dict[str, pl.DataFrame]]:
     """Split staged frames into ``n`` batches of whole employers (round robin over sorted ids)."""
+    if n <= 1:
+        return [frames]
     frames = {k: v.collect() if isinstance(v, pl.LazyFrame) else v for k, v in frames.items()}
     employers = sorted(set(frames["applications"]["employer_id"].to_list()))
-    n = max(1, min(n, len(employers)))
-    if n == 1:
+    n = min(n, len(employers))
+    if n <= 1:
         return [frames]
     out = []
     for i in range(n):

@@ -123,35 +123,32 @@ def run_whatif(
 ) -> WhatIfOutcome:
     """Decide against the ledger (read-only, fresh), write the outputs and diff.csv; no commit."""
     con = ledger.connect(workdir / "impcredit.duckdb", read_only=True)
-    staging = StagedOutputs(out_dir, run_id)
     try:
-        cap = steps.cap_cents(params, settings, as_of)
-        decisions = steps.decide_against_ledger(con, result, as_of=as_of, cap=cap, settings=settings, run_id=run_id,
-                                                fresh=True)
-        summary = steps.write_outputs(
-            staging, run_id=run_id, kind="whatif", tax_year=tax_year, as_of=as_of, params=params, settings=settings,
-            staged=staged, result=result, decisions=decisions,
-        )
-        base = ledger.last_run(con, "annual", tax_year)
-        before = awards_before(con, tax_year)
-        diff = diff_awards(
-            before, decisions.awards,
-            before_policy=base.get("policy") if base else None, whatif_policy=settings.allocation.policy,
-            before_cap_cents=int(round(base["cap"] * 100)) if base and "cap" in base else None, whatif_cap_cents=cap,
-        )
-        diff_path = write_csv(diff, staging.path("diff.csv"))
-        write_json(
-            {"run_id": run_id, "baseline_run": base["run_id"] if base else None, "assignments": assignments,
-             "parameter_overrides": {k: str(v) for k, v in params.overrides.items()}, "changed": diff.height,
-             "ledger": "not written (what-if)"},
-            staging.path("whatif.json"),
-        )
-    except BaseException:
-        staging.discard()
-        raise
+        with StagedOutputs(out_dir, run_id) as staging:
+            cap = steps.cap_cents(params, settings, as_of)
+            decisions = steps.decide_against_ledger(con, result, as_of=as_of, cap=cap, settings=settings, run_id=run_id,
+                                                    fresh=True)
+            summary = steps.write_outputs(
+                staging, run_id=run_id, kind="whatif", tax_year=tax_year, as_of=as_of, params=params, settings=settings,
+                staged=staged, result=result, decisions=decisions,
+            )
+            base = ledger.last_run(con, "annual", tax_year)
+            before = awards_before(con, tax_year)
+            diff = diff_awards(
+                before, decisions.awards,
+                before_policy=base.get("policy") if base else None, whatif_policy=settings.allocation.policy,
+                before_cap_cents=int(round(base["cap"] * 100)) if base and "cap" in base else None, whatif_cap_cents=cap,
+            )
+            diff_path = write_csv(diff, staging.path("diff.csv"))
+            write_json(
+                {"run_id": run_id, "baseline_run": base["run_id"] if base else None, "assignments": assignments,
+                 "parameter_overrides": {k: str(v) for k, v in params.overrides.items()}, "changed": diff.height,
+                 "ledger": "not written (what-if)"},
+                staging.path("whatif.json"),
+            )
     finally:
         con.close()
-    summary.outputs = [str(p) for p in staging.publish()]
+    summary.outputs = [str(p) for p in staging.published]
     summary.out_dir = str(out_dir)
     summary.workdir = str(workdir)
     return WhatIfOutcome(summary, diff.height, str(out_dir / Path(diff_path).name), base["run_id"] if base else None,

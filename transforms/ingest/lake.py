@@ -22,6 +22,7 @@ employer rates by (employer_id, rate_year_start).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import uuid
@@ -137,10 +138,8 @@ def _parts(lake: Path, dataset: str, employer_id: str | None = None) -> list[Pat
 def _rewrite(path: Path, keep: pl.DataFrame) -> None:
     if keep.height == 0:
         path.unlink()
-        try:
+        with contextlib.suppress(OSError):
             path.parent.rmdir()
-        except OSError:
-            pass
     else:
         write_parquet_atomic(keep, path)
 
