@@ -85,13 +85,11 @@ class YearParams:
 def counterfactual(params: Parameters, year: int, rules: RuleSettings) -> float:
     """CF(y): the old-law State minimum wage in effect on January 1 of y (register I-2)."""
     name = "counterfactual.old_law_minimum_wage"
-    if rules.counterfactual_path == "published" or year <= 2019:
+    start = int(_latest(params, "program.first_tax_year"))  # the formula path starts from CF(first year)
+    if rules.counterfactual_path == "published" or year <= start:
         return params.year_value(name, year)
-    cpi = {
-        y: params.value("counterfactual.cpi_w_august", dt.date(y, 8, 1)) for y in range(2017, year)
-    }
-    path = derive_counterfactual(cpi, 2019, params.year_value(name, 2019), year)
-    return path[year]
+    cpi = {y: params.value("counterfactual.cpi_w_august", dt.date(y, 8, 1)) for y in range(start - 2, year)}
+    return derive_counterfactual(cpi, start, params.year_value(name, start), year)[year]
 
 
 def year_params(params: Parameters, t: int, rules: RuleSettings, *, with_prior: bool = True) -> YearParams:
@@ -172,7 +170,9 @@ def segments_long(segments: pl.DataFrame) -> pl.DataFrame:
     ).with_columns(pl.col("wage_category").str.strip_prefix("mw_"))
 
 
-def spread_payroll(payroll: pl.LazyFrame, segments: pl.DataFrame, rules: RuleSettings) -> pl.LazyFrame:
+def spread_payroll(
+    payroll: pl.LazyFrame, segments: pl.DataFrame, rules: RuleSettings, *, ot_weekly_hours: float = 0.0
+) -> pl.LazyFrame:
     """Spread each period's hours, wages and taxes evenly over its days, summed per segment.
 
     Returns one row per (employer_id, employee_id, seg_id): hours, wages, taxes, ot_hours.
@@ -186,8 +186,8 @@ def spread_payroll(payroll: pl.LazyFrame, segments: pl.DataFrame, rules: RuleSet
     n_days = (pl.col("period_end") - pl.col("period_start")).dt.total_days() + 1
     lf = lf.filter((pl.col("period_end") >= first) & (pl.col("period_start") <= last)).with_columns(
         n_days.cast(pl.Float64).alias("__n"),
-        # I-5 alternative: hours above 40 a week, estimated per period.
-        (pl.col("hours") - 40.0 * n_days / 7.0).clip(lower_bound=0.0).alias("__ot"),
+        # I-5 alternative: hours above the weekly overtime threshold, estimated per period.
+        (pl.col("hours") - ot_weekly_hours * n_days / 7.0).clip(lower_bound=0.0).alias("__ot"),
         (pl.lit(bounds).search_sorted(pl.col("period_start").clip(first, last), side="right").cast(pl.Int32) - 1).alias(
             "__i0"
         ),
@@ -318,7 +318,11 @@ def compute_credits(
     payroll = claimed_payroll
     if observe_through is not None:
         payroll = payroll.filter(pl.col("period_start") <= observe_through)
-    spread = spread_payroll(payroll, segments, rules)
+    premium = rules.overtime == "premium"
+    ot_weekly = params.value("overtime.weekly_hours_threshold", end) if premium else 0.0
+    # hours over the threshold are priced at the multiplier: the part above straight time is added
+    ot_factor = params.value("overtime.rate_multiplier", end) - 1.0 if premium else 0.0
+    spread = spread_payroll(payroll, segments, rules, ot_weekly_hours=ot_weekly)
     if observe_through is not None:
         spread = spread.join(
             segments.lazy().filter(pl.col("seg_start") <= observe_through).select("seg_id"), on="seg_id", how="semi"
@@ -333,7 +337,6 @@ def compute_credits(
         .join(segments.lazy().select("seg_id", "year", "half"), on="seg_id", how="left")
         .join(seg_long.lazy().select("seg_id", "wage_category", "mw"), on=["seg_id", "wage_category"], how="left")
     )
-    ot_factor = 0.5 if rules.overtime == "premium" else 0.0
     in_t = pl.col("year") == t
     in_p = pl.col("year") == p
     req = (pl.col("hours") + ot_factor * pl.col("ot_hours")) * pl.col("mw")

@@ -56,7 +56,7 @@ _REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DIR = _REPO_ROOT / "data" / "reference"
 
 CONFIDENCE_LABELS = ("VERIFIED", "DERIVED", "RECALLED")  # labels of legal-research.md
-UNITS = ("USD/hour", "USD", "fraction", "date", "year", "index")
+UNITS = ("USD/hour", "USD", "fraction", "date", "year", "index", "hours/week", "multiplier")
 _KEY_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 _HREF_RE = re.compile(r"^https?://[^\s/]+\S*$")
 _OPEN_START = date(1900, 1, 1)  # effective date of a whole-series what-if override
@@ -148,7 +148,7 @@ class _ValueModel(_Strict):
 
 class _SeriesModel(_Strict):
     description: str = Field(min_length=1)
-    unit: Literal["USD/hour", "USD", "fraction", "date", "year", "index"]
+    unit: Literal["USD/hour", "USD", "fraction", "date", "year", "index", "hours/week", "multiplier"]
     label: str = Field(min_length=1)
     range: tuple[float, float] | None = None
     known_through: date | None = None

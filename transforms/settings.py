@@ -27,8 +27,9 @@ class RuleSettings(BaseModel):
     tipped_adjustment: Literal["statewide", "zero"] = "statewide"
     # I-4: "minimum wage in effect during the last preceding calendar year".
     prior_minimum_wage: Literal["day_weighted", "december_31"] = "day_weighted"
-    # I-5: overtime: all hours at the minimum wage, or 1.5x on hours over 40 a week (estimated per
-    # period as hours above 40 x days/7, since payroll periods carry total hours).
+    # I-5: overtime: all hours at the minimum wage, or the overtime multiplier on hours over the
+    # weekly threshold (data/reference/overtime.yaml: 1.5x over 40), estimated per period as hours
+    # above threshold x days/7, since payroll periods carry total hours.
     overtime: Literal["straight", "premium"] = "straight"
     # I-6: payroll taxes: prior side as reported, or modelled on both sides.
     payroll_taxes: Literal["prior_reported", "model_both"] = "prior_reported"

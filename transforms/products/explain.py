@@ -32,7 +32,7 @@ QUANTITIES: list[tuple[str, str, str]] = [
     ("T_p_used", "prior-year employer taxes used in part 1 (= T_p unless I-6 model_both)", "4, I-6"),
     ("RW_t", "sum over days in t of hours(day) x MW(category, day)", "4"),
     ("RW1", "the part of RW_t on days January to June", "4"),
-    ("RT_t", "0.062*min(RW_t,SSbase) + 0.0145*RW_t + 0.006*min(RW_t,7000) + njr1*min(RW1,NJbase) + njr2*(min(RW_t,NJbase)-min(RW1,NJbase))", "4"),
+    ("RT_t", "SSrate*min(RW_t,SSbase) + MEDrate*RW_t + FUTArate*min(RW_t,FUTAbase) + njr1*min(RW1,NJbase) + njr2*(min(RW_t,NJbase)-min(RW1,NJbase))", "4"),
     ("MWavg_t", "RW_t / H_t", "4"),
     ("MWavg_p", "day-weighted average minimum wage of the category over p", "4, I-4"),
     ("ADJ_t", "max(CF(t) - CF(t-1), FED(t) - FED(t-1), 0)", "4"),
