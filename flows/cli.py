@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -12,6 +13,12 @@ from rich.console import Console
 from rich.table import Table
 
 from flows import _env
+
+if os.environ.get("IMPCREDIT_DEBUG") != "1":
+    # The CLI reports a failed run in one line; Prefect's own run loggers would print the
+    # traceback first. IMPCREDIT_DEBUG=1 keeps them.
+    for _logger in ("FLOW_RUNS", "TASK_RUNS"):
+        os.environ.setdefault(f"PREFECT_LOGGING_LOGGERS_PREFECT_{_logger}_LEVEL", "CRITICAL")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="New Jersey impairment tax credit (N.J.S.A. 34:11-56a40).")
 console = Console()
@@ -225,8 +232,6 @@ _register_extensions()
 
 
 def main() -> None:
-    import os
-
     try:
         app(standalone_mode=True)
     except KeyboardInterrupt:

@@ -100,3 +100,14 @@ def test_cli_tax_year_without_reference_data_names_the_parameter(tmp_path):
                                  "--as-of", "2028-03-01", "--workdir", str(tmp_path / "w"), "--out", str(tmp_path / "o")])
     assert r.exit_code == 2
     assert "has no value" in r.output and "2027" in r.output and "Traceback" not in r.output
+
+
+def test_cli_empty_submission_folder_is_an_error_not_an_empty_success(prefect_harness, tmp_path):
+    from flows.cli import app
+
+    (tmp_path / "in").mkdir()
+    r = CliRunner().invoke(app, ["annual", "--input", str(tmp_path / "in"), "--tax-year", "2023",
+                                 "--as-of", "2024-07-01", "--workdir", str(tmp_path / "w"), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 2
+    assert "no submission files found" in r.output and "Traceback" not in r.output
+    assert not (tmp_path / "o" / "awards.csv").exists()

@@ -131,6 +131,11 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, docs_dir: Path
     from transforms.ingest.lake import scan_lake
 
     report = ingest_folder(input_dir, workdir, key, docs_dir=docs_dir)
+    if not report.files:
+        raise RunError(
+            f"{input_dir}: no submission files found (expected payroll/*.csv, applications.csv, roster.csv, "
+            "certifications.csv, employer_rates.csv, or a vendor payroll export)"
+        )
     frames = {name: scan_lake(workdir, name) for name in STAGED}
     return StagedInputs(frames, report.rejects, input_file_records(input_dir), key.source, key.key_id, report)
 
