@@ -18,7 +18,7 @@ from pathlib import Path
 import polars as pl
 from filelock import FileLock, Timeout
 
-from transforms import ledger
+from transforms import failpoints, ledger
 from transforms.credits import CreditInputs, CreditResult, compute_credits, employee_output
 from transforms.decide import Decisions, awards_output, decide
 from transforms.outputs import (
@@ -137,6 +137,7 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, docs_dir: Path
             "certifications.csv, employer_rates.csv, or a vendor payroll export)"
         )
     frames = {name: scan_lake(workdir, name) for name in STAGED}
+    failpoints.hit("staged")
     return StagedInputs(frames, report.rejects, input_file_records(input_dir), key.source, key.key_id, report)
 
 
@@ -165,7 +166,9 @@ def cap_cents(params: Parameters, settings: Settings, as_of: dt.date) -> int:
 
 def compute(frames: dict[str, pl.LazyFrame | pl.DataFrame], tax_year: int, as_of: dt.date, params: Parameters,
             settings: Settings) -> CreditResult:
-    return compute_credits(CreditInputs.from_frames(frames), tax_year, as_of, params, settings.rules)
+    result = compute_credits(CreditInputs.from_frames(frames), tax_year, as_of, params, settings.rules)
+    failpoints.hit("computed")
+    return result
 
 
 def decide_against_ledger(
@@ -313,7 +316,9 @@ def decide_and_commit(
                 )
             record = run_record(summary, started_at=started_at, settings=settings, params=params, staged=staged,
                                 quarter=quarter)
+            failpoints.hit("outputs_written")
             ledger.commit_run(con, record, decisions.new, staged.files, decisions.cap_cents)
+            failpoints.hit("committed")
     finally:
         con.close()
     summary.outputs = [str(p) for p in staging.published]

@@ -12,6 +12,8 @@ from typing import Any
 
 import polars as pl
 
+from transforms import failpoints
+
 _FORMULA_START = r"^[=+\-@\t\r]"
 
 
@@ -91,6 +93,7 @@ class StagedOutputs:
             dst.parent.mkdir(parents=True, exist_ok=True)
             os.replace(src, dst)
             moved.append(dst)
+            failpoints.hit("published_partly")
         shutil.rmtree(self.dir, ignore_errors=True)
         return moved
 
