@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+DASK_HELP = "Run the per-employer-batch credit computation on this Dask scheduler (env IMPCREDIT_DASK_ADDRESS)."
 
 
 def configure() -> None:

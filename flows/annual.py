@@ -9,6 +9,7 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from flows.fanout import credit_batch, fan_out
 from transforms import annual as steps
 from transforms import ledger
 from transforms.params import Parameters
@@ -19,11 +20,6 @@ from transforms.settings import Settings
 @task(cache_policy=NO_CACHE)
 def stage(input_dir: Path, workdir: Path, key: HashKey) -> steps.StagedInputs:
     return steps.stage_inputs(input_dir, workdir, key)
-
-
-@task(cache_policy=NO_CACHE)
-def compute(staged: steps.StagedInputs, tax_year: int, as_of: dt.date, params: Parameters, settings: Settings):
-    return steps.compute(staged.frames, tax_year, as_of, params, settings)
 
 
 @task(cache_policy=NO_CACHE)
@@ -58,6 +54,7 @@ def annual_flow(
     settings: Settings,
     key: HashKey,
     wait_seconds: float = 0.0,
+    batches: int = 1,
 ) -> steps.RunSummary:
     logger = get_run_logger()
     started_at = ledger.now_utc()
@@ -65,7 +62,8 @@ def annual_flow(
         steps.clean_stale_staging(out_dir)
         staged = stage(input_dir, workdir, key)
         run_id = steps.new_run_id("annual", tax_year, staged.inputs_sha256)
-        result = compute(staged, tax_year, as_of, params, settings)
+        result = fan_out(credit_batch, staged.frames, batches, tax_year=tax_year, as_of=as_of, params=params,
+                         settings=settings)
         summary = decide_write_commit(
             workdir=workdir, out_dir=out_dir, run_id=run_id, tax_year=tax_year, as_of=as_of, params=params,
             settings=settings, staged=staged, result=result, started_at=started_at,

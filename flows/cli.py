@@ -44,6 +44,25 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     return (RunError, LedgerError, ParameterError, KeyError_, SubmissionError, ValidationError, ValueError, OSError)
 
 
+def _check_run_args(input: Path, policy: str | None = None, cap: float | None = None) -> None:
+    """The argument checks every run command shares; a bad one exits 2 with what to fix."""
+    if not input.is_dir():
+        _fail(f"--input {input} is not a folder (expected the canonical submission layout: payroll/*.csv, applications.csv, ...)")
+    if policy is not None and policy not in ("fcfs", "pro-rata"):
+        _fail(f"--policy must be fcfs or pro-rata, not {policy!r}")
+    if cap is not None and cap < 0:
+        _fail("--cap must be a non-negative amount in dollars")
+
+
+def _batches(batches: int, dask_address: str | None) -> int:
+    """Employer batches: 1 on the thread pool by default, 4 when a Dask cluster is given."""
+    if batches < 1:
+        _fail("--batches must be at least 1")
+    if (dask_address or os.environ.get("IMPCREDIT_DASK_ADDRESS")) and batches == 1:
+        return 4
+    return batches
+
+
 def _parse_date(value: str | None, name: str) -> dt.date:
     if value is None:
         return dt.date.today()
@@ -96,15 +115,13 @@ def annual(
     cap: Annotated[float | None, typer.Option("--cap", help="Override the statutory annual cap (dollars).")] = None,
     policy: Annotated[str, typer.Option("--policy", help="Cap rationing: fcfs or pro-rata.")] = "fcfs",
     wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.")] = 0.0,
+    batches: Annotated[int, typer.Option("--batches", help="Employer batches to compute in parallel.")] = 1,
+    dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP)] = None,
 ) -> None:
     """Compute credits, decide applications against the cap and write the award files."""
     as_of_date = _parse_date(as_of, "--as-of")
-    if not input.is_dir():
-        _fail(f"--input {input} is not a folder (expected the canonical submission layout: payroll/*.csv, applications.csv, ...)")
-    if policy not in ("fcfs", "pro-rata"):
-        _fail(f"--policy must be fcfs or pro-rata, not {policy!r}")
-    if cap is not None and cap < 0:
-        _fail("--cap must be a non-negative amount in dollars")
+    _check_run_args(input, policy, cap)
+    n = _batches(batches, dask_address)
     try:
         from flows.annual import annual_flow
         from transforms.credits import year_params
@@ -117,10 +134,13 @@ def annual(
         if tax_year >= int(params.value("program.first_tax_year", as_of_date)):
             year_params(params, tax_year, settings.rules)  # a missing parameter stops here, named
         key = load_key()
+        from flows.fanout import with_task_runner
+
         with console.status("running the annual flow..."):
-            summary = annual_flow(
+            summary = with_task_runner(annual_flow, dask_address)(
                 input_dir=input.resolve(), tax_year=tax_year, as_of=as_of_date, out_dir=out.resolve(),
                 workdir=workdir.resolve(), params=params, settings=settings, key=key, wait_seconds=wait,
+                batches=n,
             )
     except _known_errors() as exc:
         _fail(str(exc))

@@ -6,7 +6,6 @@ inside the commands (no import cycle). ``python -m flows.cli_orchestration`` run
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated
 
@@ -17,31 +16,12 @@ from rich.table import Table
 from flows import _env
 
 DATA = _env.REPO_ROOT / "data"
-DASK_HELP = "Run the per-employer-batch credit computation on this Dask scheduler (env IMPCREDIT_DASK_ADDRESS)."
 
 
 def _cli():
     from flows import cli
 
     return cli
-
-
-def _check_common(input: Path, policy: str | None = None, cap: float | None = None) -> None:
-    c = _cli()
-    if not input.is_dir():
-        c._fail(f"--input {input} is not a folder (expected the canonical submission layout: payroll/*.csv, applications.csv, ...)")
-    if policy is not None and policy not in ("fcfs", "pro-rata"):
-        c._fail(f"--policy must be fcfs or pro-rata, not {policy!r}")
-    if cap is not None and cap < 0:
-        c._fail("--cap must be a non-negative amount in dollars")
-
-
-def _batches(batches: int, dask_address: str | None) -> int:
-    if batches < 1:
-        _cli()._fail("--batches must be at least 1")
-    if (dask_address or os.environ.get("IMPCREDIT_DASK_ADDRESS")) and batches == 1:
-        return 4
-    return batches
 
 
 def _panel(title: str, rows: list[tuple[str, str]], files: list[str] | None = None) -> None:
@@ -91,7 +71,7 @@ def register(app: typer.Typer) -> None:
         out: Annotated[Path | None, typer.Option("--out", help="Output folder (default data/out/quarterly/<year>-Q<q>).")] = None,
         workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.")] = DATA / "work",
         batches: Annotated[int, typer.Option("--batches", help="Employer batches to compute in parallel.")] = 1,
-        dask_address: Annotated[str | None, typer.Option("--dask-address", help=DASK_HELP)] = None,
+        dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP)] = None,
         wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.")] = 0.0,
     ) -> None:
         """Quarterly estimates (spec 9): projected credits, installment shares, cap pressure; allocates nothing."""
@@ -99,11 +79,12 @@ def register(app: typer.Typer) -> None:
         as_of_date = c._parse_date(as_of, "--as-of")
         if quarter not in (1, 2, 3, 4):
             c._fail(f"--quarter must be 1, 2, 3 or 4, not {quarter}")
-        _check_common(input)
-        n = _batches(batches, dask_address)
+        _cli()._check_run_args(input)
+        n = _cli()._batches(batches, dask_address)
         out_dir = out or DATA / "out" / "quarterly" / f"{tax_year}-Q{quarter}"
         try:
-            from flows.quarterly import quarterly_flow, with_task_runner
+            from flows.fanout import with_task_runner
+            from flows.quarterly import quarterly_flow
             from transforms.settings import Settings
 
             params, key = _common_inputs()
@@ -130,16 +111,16 @@ def register(app: typer.Typer) -> None:
         workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (read only here).")] = DATA / "work",
         out: Annotated[Path | None, typer.Option("--out", help="Output folder (default <workdir>/whatif/<timestamp>).")] = None,
         batches: Annotated[int, typer.Option("--batches", help="Employer batches to compute in parallel.")] = 1,
-        dask_address: Annotated[str | None, typer.Option("--dask-address", help=DASK_HELP)] = None,
+        dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP)] = None,
         wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.")] = 0.0,
     ) -> None:
         """Run with other settings, parameters, cap or policy; writes outputs and diff.csv, never the ledger."""
         c = _cli()
         as_of_date = c._parse_date(as_of, "--as-of")
-        _check_common(input, policy, cap)
-        n = _batches(batches, dask_address)
+        _cli()._check_run_args(input, policy, cap)
+        n = _cli()._batches(batches, dask_address)
         try:
-            from flows.quarterly import with_task_runner
+            from flows.fanout import with_task_runner
             from flows.whatif import whatif_flow
             from transforms import whatif as w
             from transforms.settings import Settings
@@ -182,7 +163,7 @@ def register(app: typer.Typer) -> None:
         """Run the annual flow for each tax year in order (subflows of one parent flow)."""
         c = _cli()
         as_of_date = c._parse_date(as_of, "--as-of") if as_of else None
-        _check_common(input, policy, cap)
+        _cli()._check_run_args(input, policy, cap)
         try:
             from flows.backfill import backfill_flow, parse_years
             from transforms.settings import AllocationSettings, Settings

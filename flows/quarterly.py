@@ -7,7 +7,6 @@ runner; with ``dask_address`` the flow runs on ``prefect_dask.DaskTaskRunner(add
 from __future__ import annotations
 
 import datetime as dt
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -17,14 +16,13 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows import _env  # noqa: F401
+from flows.fanout import fan_out
 from transforms import annual as steps
 from transforms import ledger
 from transforms import quarterly as q
 from transforms.params import Parameters
 from transforms.pii import HashKey
 from transforms.settings import Settings
-
-DASK_ENV = "IMPCREDIT_DASK_ADDRESS"
 
 
 @task(cache_policy=NO_CACHE)
@@ -42,30 +40,6 @@ def stage_submission(input_dir: Path, key: HashKey) -> steps.StagedInputs:
 @task(cache_policy=NO_CACHE)
 def estimate_batch(frames: dict, tax_year: int, quarter: int, as_of: dt.date, params: Parameters, settings: Settings):
     return q.estimate_credits(frames, tax_year, quarter, as_of, params, settings)
-
-
-@task(cache_policy=NO_CACHE)
-def credit_batch(frames: dict, tax_year: int, as_of: dt.date, params: Parameters, settings: Settings):
-    return steps.compute(frames, tax_year, as_of, params, settings)
-
-
-def fan_out(task_fn, frames: dict, batches: int, **kwargs):
-    """Run ``task_fn`` on each employer batch through the flow's task runner and merge."""
-    parts = q.employer_batches(frames, batches)
-    if len(parts) == 1:
-        return task_fn(parts[0], **kwargs)
-    futures = [task_fn.submit(p, **kwargs) for p in parts]
-    return q.merge_results([f.result() for f in futures])
-
-
-def with_task_runner(flow_obj, dask_address: str | None):
-    """The flow on a Dask cluster when an address is given (argument or IMPCREDIT_DASK_ADDRESS)."""
-    address = dask_address or os.environ.get(DASK_ENV) or None
-    if not address:
-        return flow_obj
-    from prefect_dask import DaskTaskRunner
-
-    return flow_obj.with_options(task_runner=DaskTaskRunner(address=address))
 
 
 @task(cache_policy=NO_CACHE)

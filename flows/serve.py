@@ -56,7 +56,8 @@ def scheduled_annual(tax_year: int | None = None, as_of: str | None = None):
 @flow(name="impcredit-scheduled-quarterly")
 def scheduled_quarterly(tax_year: int | None = None, quarter: int | None = None, as_of: str | None = None,
                         batches: int = 1):
-    from flows.quarterly import quarterly_flow, with_task_runner
+    from flows.fanout import with_task_runner
+    from flows.quarterly import quarterly_flow
     from transforms.params import load_parameters
     from transforms.pii import load_key
     from transforms.quarterly import latest_completed_quarter

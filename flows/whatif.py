@@ -10,7 +10,8 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
 from flows import _env  # noqa: F401
-from flows.quarterly import credit_batch, fan_out, stage_submission
+from flows.fanout import credit_batch, fan_out
+from flows.quarterly import stage_submission
 from transforms import annual as steps
 from transforms import whatif as w
 from transforms.params import Parameters
