@@ -73,27 +73,30 @@ def _hmac_hex(key: bytes, value: str) -> str:
     return hmac.new(key, value.encode(), hashlib.sha256).hexdigest()
 
 
+def ssn_map(values: pl.Series) -> pl.DataFrame:
+    """``raw, norm``: each distinct non-null value once, with its normalised ssn (or null).
+
+    Payroll repeats an employee's ssn on every row, so normalising the distinct values (a few
+    hundred per file) instead of every cell keeps the regex work off the row count.
+    """
+    raw = values.cast(pl.String).drop_nulls().unique(maintain_order=True)
+    return pl.DataFrame({"raw": raw}).with_columns(normalize_ssn_expr("raw").alias("norm"))
+
+
 def hash_ssn_column(frame: pl.DataFrame, key: HashKey, col: str = "ssn", out: str = "ssn_hash") -> pl.DataFrame:
     """Replace ``col`` by ``out``: the HMAC of the normalised ssn (null when not 9 digits).
 
-    Hashes each distinct ssn once (a few hundred thousand at state scale), then joins back, so
+    Hashes each distinct ssn once (a few hundred thousand at state scale) and maps it back, so
     the cost does not grow with the number of payroll rows per person.
     """
-    norm = frame.select(normalize_ssn_expr(col).alias("__ssn")).to_series()
-    uniques = norm.drop_nulls().unique()
-    mapping = pl.DataFrame(
-        {
-            "__ssn": uniques,
-            out: [_hmac_hex(key.key, v) for v in uniques.to_list()],
-        },
-        schema={"__ssn": pl.String, out: pl.String},
-    )
-    result = (
-        frame.with_columns(norm.alias("__ssn"))
-        .join(mapping, on="__ssn", how="left", maintain_order="left")
-        .drop(col, "__ssn")
-    )
-    return result
+    m = ssn_map(frame.get_column(col))
+    norms = m.get_column("norm").drop_nulls().unique().to_list()
+    hashes = pl.DataFrame({"norm": norms, out: [_hmac_hex(key.key, v) for v in norms]},
+                          schema={"norm": pl.String, out: pl.String})
+    m = m.join(hashes, on="norm", how="left")
+    mapped = pl.col(col).cast(pl.String).replace_strict(m.get_column("raw"), m.get_column(out), default=None,
+                                                        return_dtype=pl.String)
+    return frame.with_columns(mapped.alias(out)).drop(col)
 
 
 def hash_one(ssn: str, key: HashKey) -> str | None:

@@ -27,7 +27,7 @@ from pathlib import Path
 import polars as pl
 
 from transforms import schema
-from transforms.pii import HashKey, hash_ssn_column, normalize_ssn_expr
+from transforms.pii import HashKey, hash_ssn_column, normalize_ssn_expr, ssn_map
 
 
 class SubmissionError(ValueError):
@@ -61,17 +61,18 @@ def text_expr(e: pl.Expr) -> pl.Expr:
 def number_expr(e: pl.Expr, fmt) -> pl.Expr:
     """Parse a number written per ``fmt`` (a profiles.NumberFormat); not a finite number -> null."""
     s = e.str.strip_chars()
-    neg = pl.lit(False)
+    neg: pl.Expr | None = None
     if fmt.parentheses_negative:
         paren = s.str.contains(r"^\(.*\)$")
-        neg = neg | paren
+        neg = paren
         s = pl.when(paren).then(s.str.slice(1, s.str.len_chars() - 2)).otherwise(s).str.strip_chars()
     for sym in fmt.currency:
         s = s.str.replace_all(sym, "", literal=True)
-    s = s.str.strip_chars()
+    if fmt.currency:
+        s = s.str.strip_chars()
     if fmt.trailing_minus:
         trail = s.str.ends_with("-") & (s.str.len_chars() > 1)
-        neg = neg | trail
+        neg = trail if neg is None else neg | trail
         s = pl.when(trail).then(s.str.strip_suffix("-")).otherwise(s)
     if fmt.thousands:
         # a thousands separator only between digit groups of three
@@ -80,9 +81,10 @@ def number_expr(e: pl.Expr, fmt) -> pl.Expr:
     if fmt.decimal == ",":
         s = s.str.replace(",", ".", literal=True)
     ok = s.str.contains(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
-    v = pl.when(ok).then(s).otherwise(None).cast(pl.Float64, strict=False)
-    v = pl.when(v.is_finite()).then(v).otherwise(None)
-    return pl.when(neg).then(-v).otherwise(v)
+    v = s.cast(pl.Float64, strict=False)
+    v = pl.when(ok & v.is_finite()).then(v)
+    # (no sign branch unless the format has one: a when/otherwise evaluates both sides)
+    return v if neg is None else pl.when(neg).then(-v).otherwise(v)
 
 
 def date_expr(e: pl.Expr, formats: list[str]) -> pl.Expr:
@@ -242,10 +244,13 @@ def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> S
     ssn_digits: frozenset[str] = frozenset()
     id_is_ssn: list[int] = []
     if ssn_fields:
-        ssn_digits = frozenset(typed.select(normalize_ssn_expr("ssn")).to_series().drop_nulls().to_list())
-        if "employee_id" in typed.columns:
-            same = normalize_ssn_expr("employee_id") == normalize_ssn_expr("ssn")
-            id_is_ssn = typed.filter(same.fill_null(False)).get_column("__line").to_list()
+        ssn_digits = frozenset(ssn_map(typed.get_column("ssn")).get_column("norm").drop_nulls().to_list())
+        if "employee_id" in typed.columns and ssn_digits:
+            ids = ssn_map(typed.get_column("employee_id"))
+            suspects = ids.filter(pl.col("norm").is_in(list(ssn_digits))).get_column("raw")
+            if suspects.len():  # rare: only then compare row by row
+                same = normalize_ssn_expr("employee_id") == normalize_ssn_expr("ssn")
+                id_is_ssn = typed.filter(pl.col("employee_id").is_in(suspects) & same.fill_null(False)).get_column("__line").to_list()
         typed = hash_ssn_column(typed, key)
     lineage = [
         pl.lit(source_file, dtype=pl.String).alias("source_file"),
@@ -272,7 +277,10 @@ def structural_errors(table, source_file: str, raw: pl.DataFrame, id_is_ssn: lis
                                 f"{len(cells)} fields where the header has {len(table.headers)}"))
     cols = [c for c in raw.columns if c != "__line"]
     if cols:
-        too_long = raw.select(
+        # a cell of at most MAX_CELL_CHARS bytes has at most that many characters: count
+        # characters only on the rows with a long cell (len_bytes is O(1) per cell)
+        long_rows = raw.filter(pl.any_horizontal([pl.col(c).str.len_bytes() > MAX_CELL_CHARS for c in cols]))
+        too_long = long_rows.select(
             "__line", *[(pl.col(c).str.len_chars() > MAX_CELL_CHARS).fill_null(False).alias(c) for c in cols]
         )
         mask = too_long.select(pl.any_horizontal(cols)).to_series()

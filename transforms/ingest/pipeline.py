@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -17,6 +19,7 @@ from transforms.ingest import lake as lk
 from transforms.ingest import profiles as pf
 from transforms.ingest import readers as rd
 from transforms.ingest import validate as va
+from transforms.ingest.cross_rows import cross_row_rejects
 from transforms.ingest.report import REJECT_SCHEMA, FileRecord, IngestReport
 from transforms.pii import HashKey
 from transforms.staging import StagedTable, stage_table
@@ -25,6 +28,10 @@ DATA_EXT = {".csv", ".txt", ".xlsx"}
 SSN_LIKE = re.compile(r"^\s*\d{3}[- ]?\d{2}[- ]?\d{4}\s*$")
 MASK = "[ssn masked]"
 MAX_VALUE_CHARS = 200
+ENGINES = ("polars", "gx")
+FILE_WORKERS = 2
+ORDER_BASE = 10_000_000_000  # __order = file index * ORDER_BASE + line
+CROSS_RULES = ("duplicate_row", "overlapping_period", "duplicate_key")
 
 
 # --- discovery -------------------------------------------------------------------------------
@@ -143,11 +150,15 @@ def read_tables(dataset: str, path: Path, rel: str, key: HashKey) -> tuple[list[
         headers = table.headers if table else []
         return [], Problem("unknown_layout", _no_match_message(dataset, headers, nearest, hint), table), [], notes
     m, delim = best
-    try:
-        text, enc = rd.decode(data, m.profile.encodings)
-        table = rd.read_delimited(text, delim)
-    except rd.FileUnreadable as exc:
-        return [], Problem(exc.rule, exc.message), [], notes
+    fast = rd.read_delimited_fast(data, delim, list(m.profile.encodings))
+    if fast is not None:  # Polars' reader, when the file is simple enough to map lines exactly
+        table, enc = fast
+    else:
+        try:
+            text, enc = rd.decode(data, m.profile.encodings)
+            table = rd.read_delimited(text, delim)
+        except rd.FileUnreadable as exc:
+            return [], Problem(exc.rule, exc.message), [], notes
     m = pf.match_headers(m.profile, table.headers)
     if not m.ok:
         return [], Problem("unknown_layout", _no_match_message(dataset, table.headers, m)), [], notes
@@ -232,84 +243,121 @@ def _quarantine_table(work: FileWork, table: rd.RawTable, rule: str, message: st
                                     messages=message, cells=json.dumps([mask_value(c, None) for c in cells], ensure_ascii=False)))
 
 
-def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Path | None) -> None:
+def _lookup(frame: pl.DataFrame, lines: list[int], cols: list[str]) -> dict[int, dict]:
+    """``{line: {col: value}}`` for a few lines of ``frame`` (with ``__line``), never every row."""
+    if not lines:
+        return {}
+    sel = frame.filter(pl.col("__line").is_in(lines)).select("__line", *cols)
+    return {r["__line"]: r for r in sel.iter_rows(named=True)}
+
+
+def _masked_ssns(values: pl.Series, ssn_digits: frozenset[str]) -> pl.Series:
+    """``values`` with every cell that is one of the file's ssns (digits, dashes, spaces) and
+    every dashed ssn pattern inside a cell replaced by ``MASK``.
+
+    Worked out on the distinct values (an id column of 25,000 rows has a few hundred), then
+    mapped back only when something changed, so the regex work does not grow with the rows.
+    """
+    distinct = values.unique().drop_nulls()
+    m = distinct.to_frame("v")
+    if ssn_digits:
+        m = m.with_columns(
+            pl.when(pl.col("v").str.replace_all(r"[\s-]", "").is_in(pl.Series(list(ssn_digits), dtype=pl.String)))
+            .then(pl.lit(MASK)).otherwise(pl.col("v")).alias("m")
+        )
+    else:
+        m = m.with_columns(pl.col("v").alias("m"))
+    m = m.with_columns(pl.col("m").str.replace_all(r"\b\d{3}[- ]\d{2}[- ]\d{4}\b", MASK)).filter(pl.col("m") != pl.col("v"))
+    if m.height == 0:
+        return values
+    return values.replace(m.get_column("v"), m.get_column("m"))
+
+
+def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Path | None, engine: str = "polars") -> None:
     dataset = st.dataset
     sole = _sole_employer(st)
-    emp = (
-        st.staged.select("__line", pl.when(pl.col("employer_id").str.contains(r"^\d{9}$")).then(pl.col("employer_id")).alias("e"))
-        if "employer_id" in st.staged.columns else st.staged.select("__line", pl.lit(None, dtype=pl.String).alias("e"))
-    )
-    emp_of = dict(emp.iter_rows())
-    text_of = {c: dict(st.text.select("__line", c).iter_rows()) for c in st.text.columns if c != "__line"}
+    has_emp = "employer_id" in st.staged.columns
     where = work.where(st.sheet)
+    pending: list[tuple[int | None, str | None, str, str, str | None]] = []  # line, column, rule, message, value
 
-    def add(line: int | None, column: str | None, rule: str, message: str, value: str | None = None) -> None:
-        header = st.headers.get(column, column) if column else None
-        work.rejects.append(dict(file=where, line=line, column=header, value=_short(value), rule=rule,
-                                 message=f"{header}: {message}" if header else message,
-                                 employer_id=(emp_of.get(line) if line is not None else None) or sole))
-        if line is not None:
-            work.rejected_lines.setdefault((st.sheet, line), []).append(rule)
+    def flush() -> None:
+        """Turn pending rejects into reject records (employer ids looked up for those lines only)."""
+        lines = sorted({p[0] for p in pending if p[0] is not None})
+        emp_of = {}
+        if has_emp and lines:
+            emp_of = {ln: r["employer_id"] for ln, r in _lookup(st.staged, lines, ["employer_id"]).items()
+                      if r["employer_id"] is not None and re.fullmatch(r"\d{9}", r["employer_id"])}
+        for line, column, rule, message, value in pending:
+            header = st.headers.get(column, column) if column else None
+            work.rejects.append(dict(file=where, line=line, column=header, value=_short(value), rule=rule,
+                                     message=f"{header}: {message}" if header else message,
+                                     employer_id=(emp_of.get(line) if line is not None else None) or sole))
+            if line is not None:
+                work.rejected_lines.setdefault((st.sheet, line), []).append(rule)
+        pending.clear()
 
     # structural rejects (before validation)
     for e in st.structural:
-        add(e.line, e.column, e.rule, e.message.split(": ", 1)[-1] if e.column else e.message)
+        pending.append((e.line, e.column, e.rule, e.message.split(": ", 1)[-1] if e.column else e.message, None))
+    flush()
     struct_lines = [e.line for e in st.structural]
     ragged = dict(st.ragged)
     for line, cells in ragged.items():
         work.quarantine.append(dict(source_sheet=st.sheet, source_line=line, employer_id=sole, rules="field_count",
                                     messages=f"{len(cells)} fields", cells=json.dumps([mask_value(c, None) for c in cells], ensure_ascii=False)))
 
-    frame = st.staged.filter(~pl.col("__line").is_in(struct_lines))
-    text = st.text.filter(~pl.col("__line").is_in(struct_lines))
+    frame = st.staged.filter(~pl.col("__line").is_in(struct_lines)) if struct_lines else st.staged
+    text = st.text.filter(~pl.col("__line").is_in(struct_lines)) if struct_lines else st.text
     gx_frame = va.helper_columns(dataset, frame.drop("__line").with_columns(frame.get_column("__line")), text, now)
-    # nothing that looks like an ssn of this file reaches GX (or its Data Docs)
-    if st.ssn_digits:
-        digits = list(st.ssn_digits)
-        gx_frame = gx_frame.with_columns(
-            pl.when(pl.col(c).str.replace_all(r"[\s-]", "").is_in(digits)).then(pl.lit(MASK)).otherwise(pl.col(c)).alias(c)
-            for c, t in gx_frame.schema.items() if t == pl.String and c != "ssn_hash"
-        )
-    gx_frame = gx_frame.with_columns(
-        pl.col(c).str.replace_all(r"\b\d{3}[- ]\d{2}[- ]\d{4}\b", MASK).alias(c)
-        for c, t in gx_frame.schema.items() if t == pl.String and c != "ssn_hash"
-    )
-    failures = va.run_suite(dataset, gx_frame, run_name=where, docs_dir=docs_dir) if frame.height else []
+    # nothing that looks like an ssn of this file reaches the suite (or GX's Data Docs)
+    strings = [c for c, t in gx_frame.schema.items() if t == pl.String and c != "ssn_hash"]
+    gx_frame = gx_frame.with_columns(_masked_ssns(gx_frame.get_column(c), st.ssn_digits) for c in strings)
+    if not frame.height:
+        failures = []
+    elif engine == "gx":
+        failures = va.run_suite(dataset, gx_frame, run_name=where, docs_dir=docs_dir)
+    else:
+        failures = va.run_suite_polars(dataset, gx_frame)
     file_fail = [f for f in failures if f.severity == "file"]
     if file_fail:
         cols = ", ".join(sorted({st.headers.get(f.column, f.column) for f in file_fail}))
         msg = f"most values of {cols} are empty or of the wrong type: the file is rejected"
         work.rejects.append(dict(file=where, line=None, column=None, value=None, rule="wrong_types", message=msg, employer_id=sole))
         work.notes.insert(0, f"sheet '{st.sheet}': {msg}" if st.sheet else msg)
-        for line in frame.get_column("__line").to_list():
+        all_lines = frame.get_column("__line").to_list()
+        for line in all_lines:
             work.rejected_lines.setdefault((st.sheet, line), []).append("wrong_types")
-        _quarantine_rows(work, st, frame.get_column("__line").to_list(), {ln: ["wrong_types"] for ln in frame.get_column("__line")}, msg)
+        _quarantine_rows(work, st, all_lines, dict.fromkeys(all_lines, ["wrong_types"]), msg)
         return
     bad: dict[int, list[str]] = {}
+    failed_lines = sorted({ln for f in failures for ln in f.lines})
+    text_cols = sorted({f.column for f in failures if f.column in text.columns})
+    text_of = _lookup(text, failed_lines, text_cols) if failed_lines and text_cols else {}
     for f in failures:
-        col_text = text_of.get(f.column, {})
         for line in f.lines:
-            raw = col_text.get(line)
+            raw = text_of.get(line, {}).get(f.column)
             rule, message = f.rule, f.message
             if rule in ("not_a_number", "invalid_date", "invalid_timestamp", "missing_value") and (raw is None or not raw.replace("+", "").strip()):
                 rule, message = "missing_value", "empty"
             value = None if f.column == "ssn" else mask_value(raw, st.ssn_digits)
-            add(line, f.column, rule, message, value)
+            pending.append((line, f.column, rule, message, value))
             bad.setdefault(line, []).append(rule)
+    flush()
     _quarantine_rows(work, st, [ln for ln in struct_lines if ln not in ragged], {}, None)
     _quarantine_rows(work, st, list(bad), bad, None)
-    passed = frame.filter(~pl.col("__line").is_in(list(bad)))
-    work.passed.append(passed.with_columns((pl.lit(work.index, dtype=pl.Int64) * 10_000_000_000 + pl.col("__line")).alias("__order")))
+    passed = frame.filter(~pl.col("__line").is_in(list(bad))) if bad else frame
+    work.passed.append(passed.with_columns((pl.lit(work.index, dtype=pl.Int64) * ORDER_BASE + pl.col("__line")).alias("__order")))
 
 
 def _quarantine_rows(work: FileWork, st: StagedTable, lines: list[int], rules: dict[int, list[str]], message: str | None) -> None:
     if not lines:
         return
     sel = st.raw.filter(pl.col("__line").is_in(lines))
-    emp = dict(st.staged.select("__line", "employer_id").iter_rows()) if "employer_id" in st.staged.columns else {}
+    emp = {ln: r["employer_id"] for ln, r in _lookup(st.staged, lines, ["employer_id"]).items()} if "employer_id" in st.staged.columns else {}
+    wanted = set(lines) | set(rules)
     msgs: dict[int, list[str]] = {}
     for r in work.rejects:
-        if r["line"] in rules or r["line"] in lines:
+        if r["line"] in wanted:
             msgs.setdefault(r["line"], []).append(r["message"])
     for row in sel.iter_rows(named=True):
         line = row["__line"]
@@ -338,8 +386,15 @@ def ingest_folder(
     *,
     now: datetime | None = None,
     docs_dir: Path | None = None,
+    engine: str | None = None,
 ) -> IngestReport:
-    """Ingest a submission folder into ``<workdir>/lake`` (idempotent; corrected files replace)."""
+    """Ingest a submission folder into ``<workdir>/lake`` (idempotent; corrected files replace).
+
+    ``engine`` evaluates the validation suites: ``"polars"`` (the suites compiled to Polars
+    expressions, vectorised; the default) or ``"gx"`` (Great Expectations Core on pandas, file by
+    file; needed for Data Docs, so the default when ``docs_dir`` is given). The environment
+    variable ``IMPCREDIT_VALIDATION_ENGINE`` changes the default.
+    """
     from filelock import FileLock
 
     root = Path(input_dir)
@@ -348,15 +403,80 @@ def ingest_folder(
     lake = lk.lake_dir(workdir)
     lake.mkdir(parents=True, exist_ok=True)
     now_utc = _now_utc(now)
+    engine = engine or os.environ.get("IMPCREDIT_VALIDATION_ENGINE") or ("gx" if docs_dir is not None else "polars")
+    if engine not in ENGINES:
+        raise ValueError(f"unknown validation engine {engine!r}; known: {', '.join(ENGINES)}")
+    if engine == "polars" and docs_dir is not None:
+        raise ValueError("Data Docs are written by the gx validation engine only")
     with FileLock(str(lake / ".lock")):
-        return _ingest(root, Path(workdir), lake, key, now_utc, Path(docs_dir) if docs_dir else None)
+        return _ingest(root, Path(workdir), lake, key, now_utc, Path(docs_dir) if docs_dir else None, engine)
 
 
-def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, docs_dir: Path | None) -> IngestReport:
+def _cross_row_records(dataset: str, xr: pl.DataFrame, allrows: pl.DataFrame, by_index: dict[int, FileWork],
+                       paths: dict[int, Path], key: HashKey, now: datetime) -> None:
+    """Reject records and quarantine rows for the cross-row rejects ``xr`` (``__order``, rule, ...).
+
+    The files' tables were let go after validation (memory); the few files with a cross-row
+    reject are read again (same bytes, same result) to quote their cells.
+    """
+    info = allrows.select("__order", "__line", "source_sheet",
+                          "employer_id" if "employer_id" in allrows.columns else pl.lit(None, dtype=pl.String).alias("employer_id"))
+    hits = xr.join(info, on="__order", how="left", maintain_order="left").with_columns((pl.col("__order") // ORDER_BASE).alias("__file"))
+    for (index,), grp in hits.group_by(["__file"], maintain_order=True):
+        w = by_index[index]
+        tables, _, _, _ = read_tables(w.dataset, paths[index], w.rel, key)
+        for row in grp.iter_rows(named=True):
+            st = next((t for t in tables if t.sheet == row["source_sheet"]), tables[0])
+            header = st.headers.get(row["column"], row["column"]) if row["column"] else None
+            value = None
+            if row["column"] in st.text.columns:
+                value = _lookup(st.text, [row["__line"]], [row["column"]]).get(row["__line"], {}).get(row["column"])
+            w.rejects.append(dict(file=w.where(row["source_sheet"]), line=row["__line"], column=header, value=mask_value(value, st.ssn_digits),
+                                  rule=row["rule"], message=row["message"], employer_id=row["employer_id"]))
+            w.rejected_lines.setdefault((row["source_sheet"], row["__line"]), []).append(row["rule"])
+        for st in tables:
+            lines = [ln for (s, ln), rules in w.rejected_lines.items() if s == st.sheet and rules and rules[-1] in CROSS_RULES]
+            already = {q["source_line"] for q in w.quarantine if q["source_sheet"] == st.sheet}
+            _quarantine_rows(w, st, [ln for ln in lines if ln not in already], {}, None)
+
+
+def _read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, docs_dir: Path | None, engine: str) -> None:
+    """Read, stage and validate one file into ``work`` (touches nothing shared)."""
+    rel = work.rel
+    tables, problem, bad_sheets, notes = read_tables(work.dataset, path, rel, key)
+    work.notes += notes
+    if problem is not None:
+        work.file_problem = problem.message
+        work.rejects.append(dict(file=rel, line=None, column=None, value=None, rule=problem.rule, message=problem.message, employer_id=None))
+        if problem.table is not None:
+            work.rows_read += problem.table.rows_read
+            for line in problem.table.frame.get_column("__line").to_list() + [ln for ln, _ in problem.table.ragged]:
+                work.rejected_lines[(None, line)] = [problem.rule]
+            _quarantine_table(work, problem.table, problem.rule, problem.message)
+    for sh in bad_sheets:
+        t = sh.problem.table
+        work.rejects.append(dict(file=work.where(sh.sheet), line=None, column=None, value=None, rule=sh.problem.rule, message=sh.problem.message, employer_id=None))
+        work.rows_read += t.rows_read
+        for line in t.frame.get_column("__line").to_list() + [ln for ln, _ in t.ragged]:
+            work.rejected_lines[(sh.sheet, line)] = [sh.problem.rule]
+        _quarantine_table(work, t, sh.problem.rule, sh.problem.message)
+    for st in tables:
+        work.profile = st.profile
+        work.rows_read += st.staged.height + len(st.ragged)
+        validate_table(work, st, now, docs_dir, engine)
+    # the rows that passed are in work.passed; the cells are let go (a file with a cross-row
+    # reject is read again for them), so memory holds one staged copy of the run, not three
+    work.tables = []
+
+
+def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, docs_dir: Path | None, engine: str) -> IngestReport:
     manifest = lk.load_manifest(lake)
+    lk.upgrade(lake, manifest)
+    lk.remove_orphans(lake, manifest)
     known = manifest["files"]
     records: list[FileRecord] = []
-    works: list[FileWork] = []
+    todo: list[FileWork] = []
+    paths: dict[int, Path] = {}
     rejects: list[dict] = []
     seen: dict[str, str] = {}
     for index, (dataset, path) in enumerate(discover(root, exclude=[workdir] + ([docs_dir] if docs_dir else []))):
@@ -376,97 +496,92 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
                                       f"same content as {first}, ingested{when}: nothing added"))
             continue
         seen[sha] = rel
-        work = FileWork(index, rel, dataset, sha)
-        tables, problem, bad_sheets, notes = read_tables(dataset, path, rel, key)
-        work.notes += notes
-        if problem is not None:
-            work.file_problem = problem.message
-            work.rejects.append(dict(file=rel, line=None, column=None, value=None, rule=problem.rule, message=problem.message, employer_id=None))
-            if problem.table is not None:
-                work.rows_read += problem.table.rows_read
-                for line in problem.table.frame.get_column("__line").to_list() + [ln for ln, _ in problem.table.ragged]:
-                    work.rejected_lines[(None, line)] = [problem.rule]
-                _quarantine_table(work, problem.table, problem.rule, problem.message)
-        for sh in bad_sheets:
-            t = sh.problem.table
-            work.rejects.append(dict(file=work.where(sh.sheet), line=None, column=None, value=None, rule=sh.problem.rule, message=sh.problem.message, employer_id=None))
-            work.rows_read += t.rows_read
-            for line in t.frame.get_column("__line").to_list() + [ln for ln, _ in t.ragged]:
-                work.rejected_lines[(sh.sheet, line)] = [sh.problem.rule]
-            _quarantine_table(work, t, sh.problem.rule, sh.problem.message)
-        for st in tables:
-            work.profile = st.profile
-            table_rows = st.staged.height + len(st.ragged)
-            work.rows_read += table_rows
-            validate_table(work, st, now, docs_dir)
-        work.tables = tables
-        works.append(work)
+        todo.append(FileWork(index, rel, dataset, sha))
+        paths[index] = path
 
-    # cross-row rules over the whole run, per dataset
+    def one_file(work: FileWork) -> FileWork:
+        _read_and_validate(work, paths[work.index], key, now, docs_dir, engine)
+        return work
+
+    # files are independent until the cross-row rules: two at a time (Polars releases the GIL;
+    # GX's context is not shared across threads)
+    workers = 1 if engine == "gx" or len(todo) < 2 else min(FILE_WORKERS, len(todo))
+    if workers == 1:
+        works = [one_file(w) for w in todo]
+    else:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ingest") as pool:
+            works = list(pool.map(one_file, todo))
+
+    # cross-row rules over the whole run, per dataset; then the accepted rows of the dataset
     by_index = {w.index: w for w in works}
+    accepted: dict[str, pl.DataFrame] = {}
     for dataset in schema.STAGED:
         passed = [p for w in works if w.dataset == dataset for p in w.passed]
+        for w in works:
+            if w.dataset == dataset:
+                w.passed = []
         if not passed:
             continue
-        allrows = pl.concat(passed, how="vertical")
-        xr = va.cross_row_rejects(dataset, allrows.drop("__line"))
-        if xr.height == 0:
-            continue
-        info = allrows.select("__order", "__line", "source_sheet", "employer_id" if "employer_id" in allrows.columns else pl.lit(None, dtype=pl.String).alias("employer_id"))
-        for row in xr.join(info, on="__order", how="left").iter_rows(named=True):
-            w = by_index[row["__order"] // 10_000_000_000]
-            st = next((t for t in w.tables if t.sheet == row["source_sheet"]), w.tables[0])
-            header = st.headers.get(row["column"], row["column"]) if row["column"] else None
-            value = st.text.filter(pl.col("__line") == row["__line"]).get_column(row["column"])[0] if row["column"] in st.text.columns else None
-            w.rejects.append(dict(file=w.where(row["source_sheet"]), line=row["__line"], column=header, value=mask_value(value, st.ssn_digits),
-                                  rule=row["rule"], message=row["message"], employer_id=row["employer_id"]))
-            w.rejected_lines.setdefault((row["source_sheet"], row["__line"]), []).append(row["rule"])
-        drop = set(xr.get_column("__order").to_list())
-        for w in works:
-            if w.dataset != dataset:
-                continue
-            w.passed = [p.filter(~pl.col("__order").is_in(list(drop))) for p in w.passed]
-            for st in w.tables:
-                lines = [ln for (s, ln), rules in w.rejected_lines.items() if s == st.sheet and rules and rules[-1] in ("duplicate_row", "overlapping_period", "duplicate_key")]
-                already = {q["source_line"] for q in w.quarantine if q["source_sheet"] == st.sheet}
-                _quarantine_rows(w, st, [ln for ln in lines if ln not in already], {}, None)
+        allrows = pl.concat(passed, how="vertical", rechunk=False)
+        del passed
+        xr = cross_row_rejects(dataset, allrows)
+        if xr.height:
+            _cross_row_records(dataset, xr, allrows, by_index, paths, key, now)
+            allrows = allrows.filter(~pl.col("__order").is_in(xr.get_column("__order").unique()))
+        accepted[dataset] = allrows.with_columns((pl.col("__order") // ORDER_BASE).alias("__file"))
+    n_accepted: dict[int, int] = {}
+    for rows in accepted.values():
+        n_accepted.update(rows.group_by("__file").len().iter_rows())
 
     # the lake: replacements first (rows from earlier runs), then this run's parts
     run_shas = {w.sha for w in works}
+    sha_of = {w.index: w.sha for w in works}
+    rel_of = {w.index: w.rel for w in works}
+
+    def file_cols(frame: pl.DataFrame, sha: str = "_file_sha256", rel: str | None = None) -> pl.DataFrame:
+        idx, shas, rels = list(sha_of), list(sha_of.values()), [rel_of[i] for i in sha_of]
+        cols = [pl.col("__file").replace_strict(idx, shas, return_dtype=pl.String).alias(sha)]
+        if rel:
+            cols.append(pl.col("__file").replace_strict(idx, rels, return_dtype=pl.String).alias(rel))
+        return frame.with_columns(cols)
+
     replaced: list[dict] = []
-    accepted: dict[int, pl.DataFrame] = {}
-    for w in works:
-        rows = pl.concat(w.passed, how="vertical") if w.passed else pl.DataFrame(schema={**schema.STAGED[w.dataset]})
-        accepted[w.index] = rows.select(list(schema.STAGED[w.dataset]))
-    for dataset in schema.STAGED:
-        ws = [w for w in works if w.dataset == dataset and accepted[w.index].height]
-        if not ws:
+    for dataset, rows in accepted.items():
+        if rows.height == 0:
             continue
         if dataset == "payroll":
-            windows = pl.concat([
-                accepted[w.index].group_by("employer_id").agg(
-                    pl.col("period_start").min().alias("start"), pl.col("period_end").max().alias("end")
-                ).with_columns(pl.lit(w.sha).alias("file_sha256"), pl.lit(w.rel).alias("source_file"))
-                for w in ws
-            ])
-            replaced += lk.replace_payroll(lake, windows, run_shas, {w.sha: w.rel for w in ws})
+            windows = rows.group_by("__file", "employer_id", maintain_order=True).agg(
+                pl.col("period_start").min().alias("start"), pl.col("period_end").max().alias("end")
+            )
+            windows = file_cols(windows, "file_sha256", "source_file").select("employer_id", "start", "end", "file_sha256", "source_file")
+            replaced += lk.replace_payroll(lake, windows, run_shas, {w.sha: w.rel for w in works})
         else:
-            new = pl.concat([accepted[w.index].with_columns(pl.lit(w.sha).alias("_file_sha256"), pl.lit(w.rel).alias("source_file")) for w in ws])
+            new = file_cols(rows.select(*schema.STAGED[dataset], "__file"), "_file_sha256", "__src").drop("source_file").rename({"__src": "source_file"})
             replaced += lk.replace_by_key(lake, dataset, new, run_shas)
     for r in replaced:
         if r["replaced_sha256"] in known:
             known[r["replaced_sha256"]].setdefault("replaced_by", []).append(r["sha256"])
 
     ingested_at = datetime.now(UTC).isoformat(timespec="seconds")
+    # one part per dataset and partition for the whole run (named by the run's file hashes), not
+    # one per file: far fewer, larger Parquet files; ``_file_sha256`` keeps each row's file
+    parts_of: dict[str, list[str]] = {}
+    run_tag = hashlib.sha256("\n".join(sorted(run_shas)).encode()).hexdigest()
+    for dataset in list(accepted):
+        rows = accepted.pop(dataset)
+        if rows.height:
+            sha_expr = pl.col("__file").replace_strict(list(sha_of), list(sha_of.values()), return_dtype=pl.String)
+            parts_of.update(lk.write_run_rows(lake, dataset, rows, run_tag, file_sha=sha_expr))
+        del rows
     for w in works:
-        parts = lk.write_rows(lake, w.dataset, accepted[w.index], w.sha)
+        parts = parts_of.get(w.sha, [])
         qrows = pl.DataFrame(w.quarantine, schema={k: v for k, v in lk.QUARANTINE_SCHEMA.items() if k not in ("file_sha256", "source_file")}) if w.quarantine else None
         qpart = None
         if qrows is not None:
             qrows = qrows.with_columns(pl.lit(w.sha).alias("file_sha256"), pl.lit(w.rel).alias("source_file"))
             qpart = lk.write_quarantine(lake, w.dataset, qrows, w.sha)
         n_rej = len({k for k, v in w.rejected_lines.items() if v})
-        n_acc = accepted[w.index].height
+        n_acc = n_accepted.get(w.index, 0)
         mine = [r for r in replaced if r["sha256"] == w.sha]
         if w.file_problem is not None or (w.rows_read > 0 and n_acc == 0):
             status = "rejected"

@@ -11,6 +11,7 @@ line is the spreadsheet row number.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import datetime as dt
 import io
@@ -130,6 +131,96 @@ def read_delimited(text: str, delimiter: str) -> RawTable:
     if headers is None:
         raise FileUnreadable("empty_file", "the file is empty (no header line)")
     return RawTable(headers, header_line, _table(headers, header_line, rows, lines), ragged, delimiter=delimiter)
+
+
+# --- fast path -----------------------------------------------------------------------------------
+
+# the characters str.strip() removes (str.isspace); none lies above U+3000
+_PY_WHITESPACE = "".join(c for c in map(chr, range(0x3001)) if c.isspace())
+# codecs under which ASCII bytes decode to the same ASCII text
+_ASCII_SAFE = frozenset({"utf-8", "utf-8-sig", "ascii", "iso8859-1", "iso8859-15", "cp1252"})
+# codecs that decode BOM-less valid UTF-8 exactly as UTF-8
+_UTF8 = frozenset({"utf-8", "utf-8-sig"})
+
+
+def _fast_encoding(data: bytes, encodings: list[str]) -> str | None:
+    """The encoding ``decode`` reports, when the text it gives is ``data`` read as UTF-8; else None."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return None
+    ascii_only = data.isascii()
+    if not ascii_only:
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    if data.startswith(b"\xef\xbb\xbf"):
+        return "utf-8-sig"
+    if not encodings:
+        return None
+    try:
+        name = codecs.lookup(encodings[0]).name
+    except LookupError:
+        return None
+    return encodings[0] if name in (_ASCII_SAFE if ascii_only else _UTF8) else None
+
+
+def read_delimited_fast(data: bytes, delimiter: str, encodings: list[str]) -> tuple[RawTable, str] | None:
+    """``decode`` then ``read_delimited``, done by Polars' CSV reader; None unless the file is simple.
+
+    Simple (all checked on the bytes, or on what Polars read): the text is the bytes read as UTF-8
+    (ASCII under an ASCII-compatible first encoding, or UTF-8 under a UTF-8 first encoding, or a
+    UTF-8 BOM, no other U+FEFF); no ``"`` and no NUL byte; every CR is part of a CRLF; no empty line
+    (nor a leading one); the first line is a non-blank header; every line has exactly the header's
+    number of delimiters; no record is blank (only whitespace cells). Then each record is one
+    physical line and the csv module would split it on the delimiter alone, as Polars does.
+    The result equals ``read_delimited(*decode(...))`` with the encoding ``decode`` reports.
+    """
+    if len(delimiter) != 1 or not delimiter.isascii() or delimiter in '\r\n"\x00':
+        return None
+    if b'"' in data or b"\x00" in data:
+        return None
+    enc = _fast_encoding(data, encodings)
+    if enc is None:
+        return None
+    start = 3 if enc == "utf-8-sig" else 0
+    if not data.isascii() and data.find(b"\xef\xbb\xbf", start) >= 0:
+        return None  # Polars drops a BOM opening the rows it reads; any other BOM is kept out too
+    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+        return None  # a lone CR ends a line for the csv module, not for Polars
+    end = data.find(b"\n", start)
+    header_text = data[start:] if end < 0 else data[start:end]
+    cells = header_text.decode("utf-8").removesuffix("\r").split(delimiter)
+    headers = [c.strip() for c in cells]
+    if not any(headers):
+        return None
+    headers[0] = headers[0].lstrip("\ufeff")
+    n = len(headers)
+    if n == 1 and (b"\n\n" in data or b"\n\r\n" in data):
+        return None  # an empty line (with n > 1 it would lack delimiters)
+    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    if data.count(delimiter.encode("ascii")) != (n - 1) * n_lines:
+        return None  # with Polars refusing longer lines below, every line has n - 1 delimiters
+    schema = {f"c{i}": pl.String for i in range(n)}
+    if n_lines == 1:
+        return RawTable(headers, 1, _table(headers, 1, [], []), [], delimiter=delimiter), enc
+    try:
+        frame = pl.read_csv(
+            data, has_header=False, skip_lines=1, separator=delimiter, quote_char=None,
+            schema=schema, infer_schema=False, empty_string_is_null=False, null_values=None,
+            comment_prefix=None, truncate_ragged_lines=False, raise_if_empty=True,
+            row_index_name="__line", row_index_offset=2,
+        )
+    except (pl.exceptions.PolarsError, ValueError):
+        return None
+    if frame.height != n_lines - 1 or frame.columns != ["__line", *schema]:
+        return None
+    frame = frame.select(*schema, pl.col("__line").cast(pl.Int64))
+    blank0 = pl.col("c0").str.strip_chars(_PY_WHITESPACE) == ""
+    if frame.select(blank0.any()).item():
+        blank = pl.all_horizontal([pl.col(c).str.strip_chars(_PY_WHITESPACE) == "" for c in schema])
+        if frame.select(blank.any()).item():
+            return None  # a blank record: the csv route skips it
+    return RawTable(headers, 1, frame, [], delimiter=delimiter), enc
 
 
 def _cell_text(v: object) -> str | None:

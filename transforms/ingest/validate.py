@@ -1,19 +1,24 @@
-"""Validation of staged tables: Great Expectations suites (``expectations/*.json``) on pandas.
+"""Validation of staged tables against the Great Expectations suites in ``expectations/*.json``.
 
 One suite per dataset, each expectation tagged in its ``meta`` with the reject ``rule``, the
 submitted ``column`` to report, a ``message`` and a ``severity``: ``file`` (the whole file is
 rejected: most values of a column are empty or of the wrong type) or ``row``. Failures come
-back keyed by the ``__line`` index column (``unexpected_index_column_names``), so every failed
-cell is mapped to its file, line and column.
+back keyed by the ``__line`` index column, so every failed cell is mapped to its file, line and
+column. The suite files are the one statement of the rules; two engines evaluate them:
 
-GX has no polars engine: the staged frame (plus helper columns such as hours per day) is
-converted with ``to_pandas()`` (numpy dtypes). The ssn never reaches GX: only its hash.
+- ``run_suite`` (engine ``gx``): GX Core on pandas (``to_pandas()``, numpy dtypes; GX has no
+  polars engine), with ``unexpected_index_column_names``; writes Data Docs when asked. The
+  ephemeral GX context is created once per process (a few seconds) and shared.
+- ``run_suite_polars`` (engine ``polars``, the default for runs): the same suite JSON compiled
+  to Polars expressions (``compile_suite``), one vectorised pass, GX never imported; it returns
+  exactly what ``run_suite`` returns (failures, order, lines, percentages), which
+  ``tests/test_validate_engines.py`` checks against real GX validations. An expectation type or
+  argument it does not know is an error, never skipped. About 150 times faster than GX at 1M
+  rows (0.06 s against 8.8 s, plus 2.5 s of GX start-up).
 
-The ephemeral GX context is created once per process (a few seconds) and shared.
-After GX, on the rows that passed, two cross-row rules run in polars: exact duplicates and
-overlapping periods of one employee (payroll) / duplicate keys (other datasets).
+The ssn never reaches either engine: only its hash. After validation, on the rows that passed,
+the cross-row rules run over the whole run (``transforms.ingest.cross_rows``).
 """
-
 from __future__ import annotations
 
 import json
@@ -178,60 +183,291 @@ def run_suite(dataset: str, frame: pl.DataFrame, *, run_name: str, docs_dir: Pat
     return failures
 
 
-# --- cross-row rules (polars), on the rows that passed the suite ---------------------------
+# --- the same suites evaluated with polars (no GX import) ------------------------------------
+#
+# GX (pandas engine) semantics replicated here, from great_expectations 1.24.1:
+# - missing = ``Series.isnull()``: null, and NaN of float columns. Non-null expectations count
+#   missing cells over all rows; the others evaluate only non-missing cells
+#   (``filter_column_isnull``) and ``mostly`` / ``unexpected_percent`` are relative to them.
+# - regexes: ``column.astype(str).str.contains(regex)``, i.e. ``re.search``; translated from
+#   Python ``re`` to the Rust syntax of polars (``$`` also matches before a final newline...).
+# - between: ``min <= v <= max`` (strict_* make it ``<``), either bound may be absent.
+# - in_set: ``Series.isin(value_set)``.
+# - results come grouped by column (first appearance), suite order within a column.
 
-PAYROLL_VALUE_COLS = ["employer_id", "employee_id", "ssn_hash", "period_start", "period_end",
-                      "hours", "gross_wages", "employer_taxes"]
-
-UNIQUE_KEYS = {
-    "applications": ["application_id"],
-    "roster": ["application_id", "employee_id"],
-    "certifications": ["certification_id"],
-    "employer_rates": ["employer_id", "rate_year_start"],
+INDEX_COLUMN = "__line"
+_BASE_KWARGS = frozenset({"column", "mostly", "result_format", "meta", "notes"})
+_TYPE_KWARGS: dict[str, frozenset[str]] = {
+    "expect_column_values_to_not_be_null": frozenset(),
+    "expect_column_values_to_match_regex": frozenset({"regex"}),
+    "expect_column_values_to_not_match_regex": frozenset({"regex"}),
+    "expect_column_values_to_be_between": frozenset({"min_value", "max_value", "strict_min", "strict_max"}),
+    "expect_column_values_to_be_in_set": frozenset({"value_set"}),
 }
+_ENTRY_KEYS = frozenset({"type", "kwargs", "meta", "notes", "id"})
+_POLARS_SUITES: dict[tuple[str, str], tuple[SuiteCheck, ...]] = {}
+_polars_lock = threading.Lock()
 
 
-def cross_row_rejects(dataset: str, rows: pl.DataFrame) -> pl.DataFrame:
-    """Exact duplicates (the later copy) and overlapping periods / conflicting keys (all rows).
+class SuiteError(ValueError):
+    """A suite the polars engine cannot evaluate exactly as GX would (names file and expectation)."""
 
-    ``rows``: staged rows of the run that passed the suite, with ``__order`` (file order, line).
-    Returns ``__order, rule, column, message``.
+
+@dataclass(frozen=True)
+class SuiteCheck:
+    """One compiled expectation of a suite."""
+
+    type: str
+    column: str
+    mostly: float
+    rule: str
+    report_column: str
+    message: str
+    severity: str
+    where: str  # "expectations/payroll.json #7 (expect_...)" for error messages
+    regex: str | None = None  # already translated to the polars (Rust) syntax
+    min_value: float | int | None = None
+    max_value: float | int | None = None
+    strict_min: bool = False
+    strict_max: bool = False
+    value_set: tuple = ()
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+_PY_SPACE = r"\s\x1c-\x1f"  # Python's \s (str.isspace) = Rust's \s plus the four separators
+_PY_WORD = r"\p{L}\p{N}_"  # Python's \w (str.isalnum or _)
+
+
+def python_regex_to_polars(regex: str) -> str:
+    """Translate a Python ``re`` pattern so that polars' ``str.contains`` finds what ``re.search`` finds.
+
+    ``$`` and ``\\Z``, ``\\s``/``\\w`` (and negations), literal ``[ & ~`` in classes, escaped
+    punctuation. Raises ``ValueError`` on what cannot be translated (``\\b``, verbose mode...).
     """
-    out_schema = {"__order": pl.Int64, "rule": pl.String, "column": pl.String, "message": pl.String}
-    if rows.height == 0:
-        return pl.DataFrame(schema=out_schema)
-    from transforms import schema
+    out: list[str] = []
+    i, n = 0, len(regex)
 
-    values = [c for c in schema.STAGED[dataset] if c not in schema.LINEAGE]
-    rows = rows.sort("__order")
-    where = pl.format("line {} of {}", pl.col("source_line"), pl.col("source_file"))
-    first = rows.with_columns(where.first().over(values, mapping_strategy="group_to_rows").alias("__first"))
-    dup = first.filter(~pl.struct(values).is_first_distinct()).select(
-        "__order", pl.lit("duplicate_row").alias("rule"), pl.lit(None, dtype=pl.String).alias("column"),
-        pl.format("exact duplicate of {}", pl.col("__first")).alias("message"),
+    def escaped(c: str, in_class: bool) -> str:
+        if c == "s":
+            return _PY_SPACE if in_class else f"[{_PY_SPACE}]"
+        if c == "S":
+            return f"[^{_PY_SPACE}]"
+        if c == "w":
+            return _PY_WORD if in_class else f"[{_PY_WORD}]"
+        if c == "W":
+            return f"[^{_PY_WORD}]"
+        if c == "b" and in_class:
+            return r"\x08"
+        if c in "bB":
+            raise ValueError(f"\\{c} (word boundary) differs between Python and polars")
+        if c == "Z" and not in_class:
+            return r"\z"
+        if not c.isalnum():
+            return f"\\x{{{ord(c):X}}}"
+        return "\\" + c
+
+    while i < n:
+        ch = regex[i]
+        if ch == "\\":
+            if i + 1 >= n:
+                raise ValueError("trailing backslash")
+            out.append(escaped(regex[i + 1], False))
+            i += 2
+        elif ch == "$":
+            out.append(r"(?:$|\n\z)")
+            i += 1
+        elif ch == "(" and regex.startswith("(?", i):
+            m = re.match(r"\(\?([aiLmsux-]+)[:)]", regex[i:])
+            if m and set(m.group(1)) & set("aiLx"):
+                raise ValueError(f"inline flags {m.group(1)!r} are not supported")
+            out.append("(")
+            i += 1
+        elif ch == "[":
+            j = i + 1
+            parts = ["["]
+            if regex.startswith("^", j):
+                parts.append("^")
+                j += 1
+            if regex.startswith("]", j):
+                parts.append(r"\]")
+                j += 1
+            while j < n and regex[j] != "]":
+                c = regex[j]
+                if c == "\\":
+                    if j + 1 >= n:
+                        raise ValueError("trailing backslash")
+                    parts.append(escaped(regex[j + 1], True))
+                    j += 2
+                    continue
+                if regex.startswith("--", j):
+                    raise ValueError("'--' in a character class is ambiguous")
+                parts.append("\\" + c if c in "[&~" else c)
+                j += 1
+            if j >= n:
+                raise ValueError("unterminated character class")
+            out.append("".join(parts) + "]")
+            i = j + 1
+        else:
+            out.append(ch)
+            i += 1
+    translated = "".join(out)
+    pl.Series([""], dtype=pl.String).str.contains(translated)  # raises if polars rejects it
+    return translated
+
+
+def _compile_entry(entry: object, where: str) -> SuiteCheck:
+    if not isinstance(entry, dict):
+        raise SuiteError(f"{where}: not an object")
+    typ = entry.get("type")
+    where = f"{where} ({typ})"
+    if typ not in _TYPE_KWARGS:
+        raise SuiteError(f"{where}: expectation type not supported by the polars engine")
+    if unknown := set(entry) - _ENTRY_KEYS:
+        raise SuiteError(f"{where}: unknown key(s) {sorted(unknown)}")
+    kwargs = entry.get("kwargs") or {}
+    meta = entry.get("meta") or {}
+    if not isinstance(kwargs, dict) or not isinstance(meta, dict):
+        raise SuiteError(f"{where}: kwargs and meta must be objects")
+    if unknown := set(kwargs) - _BASE_KWARGS - _TYPE_KWARGS[typ]:
+        raise SuiteError(f"{where}: unknown kwarg(s) {sorted(unknown)}")
+    column = kwargs.get("column")
+    if not isinstance(column, str) or not column:
+        raise SuiteError(f"{where}: kwarg 'column' must be a non-empty string")
+    mostly = kwargs.get("mostly", 1)
+    if not _number(mostly) or not 0 <= mostly <= 1:
+        raise SuiteError(f"{where}: mostly must be a number between 0 and 1, not {mostly!r}")
+    extra: dict = {}
+    if typ in ("expect_column_values_to_match_regex", "expect_column_values_to_not_match_regex"):
+        regex = kwargs.get("regex")
+        if not isinstance(regex, str):
+            raise SuiteError(f"{where}: kwarg 'regex' must be a string")
+        try:
+            extra["regex"] = python_regex_to_polars(regex)
+        except Exception as e:
+            raise SuiteError(f"{where}: regex {regex!r} cannot be evaluated like Python re: {e}") from e
+    elif typ == "expect_column_values_to_be_between":
+        lo, hi = kwargs.get("min_value"), kwargs.get("max_value")
+        if lo is None and hi is None:
+            raise SuiteError(f"{where}: min_value and max_value cannot both be absent")
+        for name, v in (("min_value", lo), ("max_value", hi)):
+            if v is not None and not _number(v):
+                raise SuiteError(f"{where}: {name} must be a number, not {v!r}")
+        if lo is not None and hi is not None and lo > hi:
+            raise SuiteError(f"{where}: min_value is greater than max_value")
+        for name in ("strict_min", "strict_max"):
+            if not isinstance(kwargs.get(name, False), bool):
+                raise SuiteError(f"{where}: {name} must be true or false")
+        extra.update(min_value=lo, max_value=hi, strict_min=kwargs.get("strict_min", False),
+                     strict_max=kwargs.get("strict_max", False))
+    elif typ == "expect_column_values_to_be_in_set":
+        vs = kwargs.get("value_set")
+        if not isinstance(vs, list) or not all(isinstance(v, str | int | float) for v in vs):
+            raise SuiteError(f"{where}: value_set must be a list of strings, numbers or booleans")
+        extra["value_set"] = tuple(vs)
+    return SuiteCheck(
+        type=typ, column=column, mostly=float(mostly), rule=meta.get("rule", typ),
+        report_column=meta.get("column", column), message=meta.get("message", typ),
+        severity=meta.get("severity", "row"), where=where, **extra,
     )
-    rest = rows.filter(pl.struct(values).is_first_distinct())
-    if dataset == "payroll":
-        g = ["employer_id", "employee_id"]
-        r = rest.sort([*g, "period_start", "period_end", "__order"]).with_columns(
-            pl.col("period_end").cum_max().shift(1).over(g).alias("__prev_end")
-        ).with_columns(
-            (pl.col("period_start") <= pl.col("__prev_end")).fill_null(False).alias("__ov")
-        ).with_columns((~pl.col("__ov")).cum_sum().over(g).alias("__cluster"))
-        r = r.with_columns(pl.len().over([*g, "__cluster"]).alias("__n"))
-        lines = r.filter(pl.col("__n") > 1).group_by([*g, "__cluster"]).agg(
-            pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).head(5).str.join(", ").alias("__where")
-        )
-        bad = r.filter(pl.col("__n") > 1).join(lines, on=[*g, "__cluster"], how="left")
-        ov = bad.select(
-            "__order", pl.lit("overlapping_period").alias("rule"), pl.lit("period_start").alias("column"),
-            pl.format("period {} to {} of employee {} overlaps another period of the same employee (lines {})",
-                      pl.col("period_start"), pl.col("period_end"), pl.col("employee_id"), pl.col("__where")).alias("message"),
-        )
-        return pl.concat([dup, ov]).cast(out_schema)
-    key = UNIQUE_KEYS[dataset]
-    conflict = rest.filter(pl.len().over(key) > 1).select(
-        "__order", pl.lit("duplicate_key").alias("rule"), pl.lit(key[-1]).alias("column"),
-        pl.format("{} appears more than once with different values", pl.lit(" + ".join(key))).alias("message"),
-    )
-    return pl.concat([dup, conflict]).cast(out_schema)
+
+
+def compile_suite(dataset: str, directory: Path | None = None) -> tuple[SuiteCheck, ...]:
+    """The dataset's suite JSON compiled for :func:`run_suite_polars`, cached per file (thread-safe)."""
+    path = (directory or EXPECTATIONS_DIR) / f"{dataset}.json"
+    key = (dataset, str(path.resolve()))
+    with _polars_lock:
+        hit = _POLARS_SUITES.get(key)
+        if hit is not None:
+            return hit
+        doc = load_suite_json(dataset, directory)
+        entries = doc.get("expectations") if isinstance(doc, dict) else None
+        if not isinstance(entries, list):
+            raise SuiteError(f"{path}: no 'expectations' list")
+        compiled = [_compile_entry(e, f"{path} expectation #{i + 1}") for i, e in enumerate(entries)]
+        # GX evaluates (and reports) the suite grouped by column, in order of first appearance
+        # (Validator.process_expectations_for_validation); within a column, in suite order.
+        by_column: dict[str, list[SuiteCheck]] = {}
+        for ck in compiled:
+            by_column.setdefault(ck.column, []).append(ck)
+        checks = tuple(ck for group in by_column.values() for ck in group)
+        _POLARS_SUITES[key] = checks
+        return checks
+
+
+def _missing(column: str, dtype: pl.DataType) -> pl.Expr:
+    col = pl.col(column)
+    return col.is_null() | col.is_nan().fill_null(False) if dtype.is_float() else col.is_null()
+
+
+def _in_set(check: SuiteCheck, dtype: pl.DataType) -> pl.Expr:
+    col, vs = pl.col(check.column), check.value_set
+    if dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum):
+        allowed = [v for v in vs if isinstance(v, str)]
+        return col.cast(pl.String).is_in(allowed) if allowed else pl.lit(False)
+    if dtype == pl.Boolean and all(isinstance(v, bool) for v in vs):
+        return col.is_in(list(set(vs))) if vs else pl.lit(False)
+    if (dtype.is_integer() or dtype.is_float()) and all(_number(v) for v in vs):
+        if dtype.is_float():
+            return col.is_in([float(v) for v in vs])
+        return col.is_in([int(v) for v in vs if float(v).is_integer()])
+    raise SuiteError(f"{check.where}: value_set {list(vs)!r} on a {dtype} column is not supported")
+
+
+def _holds(check: SuiteCheck, dtype: pl.DataType) -> pl.Expr:
+    """True where a non-missing value meets the expectation."""
+    col = pl.col(check.column)
+    if dtype == pl.Null:  # every value is missing: nothing is evaluated
+        return pl.lit(True)
+    if check.regex is not None:
+        if not (dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum)):
+            raise SuiteError(f"{check.where}: regex on a {dtype} column (GX: astype(str)) is not supported")
+        found = col.cast(pl.String).str.contains(check.regex)
+        return found if check.type == "expect_column_values_to_match_regex" else ~found
+    if check.type == "expect_column_values_to_be_between":
+        if not (dtype.is_integer() or dtype.is_float()):
+            raise SuiteError(f"{check.where}: between on a {dtype} column is not supported")
+        ok = pl.lit(True)
+        if check.min_value is not None:
+            ok = ok & (col > check.min_value if check.strict_min else col >= check.min_value)
+        if check.max_value is not None:
+            ok = ok & (col < check.max_value if check.strict_max else col <= check.max_value)
+        return ok
+    return _in_set(check, dtype)
+
+
+def run_suite_polars(dataset: str, frame: pl.DataFrame) -> list[Failure]:
+    """What :func:`run_suite` returns, computed with vectorised polars (one select, no GX)."""
+    checks = compile_suite(dataset)
+    schema_ = frame.schema
+    if INDEX_COLUMN not in schema_:
+        raise ValueError(f"run_suite_polars({dataset!r}): the frame has no {INDEX_COLUMN} column")
+    exprs: list[pl.Expr] = []
+    for i, ck in enumerate(checks):
+        if ck.column not in schema_:
+            raise SuiteError(f"{ck.where}: column {ck.column!r} is not in the {dataset} frame")
+        missing = _missing(ck.column, schema_[ck.column])
+        bad = missing if ck.type == "expect_column_values_to_not_be_null" else (
+            ~missing & ~_holds(ck, schema_[ck.column]).fill_null(True))
+        exprs += [missing.sum().alias(f"m{i}"), pl.col(INDEX_COLUMN).filter(bad).implode().alias(f"l{i}")]
+    row = frame.lazy().select(exprs).collect().row(0) if exprs else ()
+    total = frame.height
+    failures: list[Failure] = []
+    for i, ck in enumerate(checks):
+        n_missing, lines = int(row[2 * i]), list(row[2 * i + 1])
+        unexpected = len(lines)
+        if ck.type == "expect_column_values_to_not_be_null":  # over all rows
+            success = total == 0 or (total - unexpected) / total >= ck.mostly
+            percent = unexpected / total * 100 if total else None
+        else:  # over the non-missing values (ColumnMapExpectation._validate, _format_map_output)
+            nonnull = total - n_missing
+            success = total == 0 or nonnull == 0 or (float(nonnull) - float(unexpected)) / float(nonnull) >= ck.mostly
+            percent = unexpected / nonnull * 100 if total and nonnull else None
+        if (success and ck.severity == "file") or (success and not lines):
+            continue
+        failures.append(Failure(rule=ck.rule, column=ck.report_column, message=ck.message,
+                                severity=ck.severity, lines=lines,
+                                unexpected_percent=float(percent or 0.0)))
+    return failures
