@@ -116,9 +116,12 @@ def workdir_lock(workdir: Path, *, wait_seconds: float = 0.0):
         lock.release()
 
 
-def input_file_records(input_dir: Path) -> list[dict]:
+def input_file_records(input_dir: Path, known: dict[str, str] | None = None) -> list[dict]:
+    """Every input file with its sha256 (``known``: hashes ingest already computed, by path)."""
+    known = known or {}
     return [
-        {"path": str(p.relative_to(input_dir)), "sha256": sha256_file(p), "bytes": p.stat().st_size}
+        {"path": str(p.relative_to(input_dir)), "sha256": known.get(p.relative_to(input_dir).as_posix()) or sha256_file(p),
+         "bytes": p.stat().st_size}
         for p in sorted(input_dir.rglob("*"))
         if p.is_file() and not p.name.startswith(".")
     ]
@@ -138,7 +141,8 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, docs_dir: Path
         )
     frames = {name: scan_lake(workdir, name) for name in STAGED}
     failpoints.hit("staged")
-    return StagedInputs(frames, report.rejects, input_file_records(input_dir), key.source, key.key_id, report)
+    hashed = {f.file: f.sha256 for f in report.files}
+    return StagedInputs(frames, report.rejects, input_file_records(input_dir, hashed), key.source, key.key_id, report)
 
 
 def new_run_id(kind: str, tax_year: int, inputs_sha: str) -> str:

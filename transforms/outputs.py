@@ -84,21 +84,51 @@ class StagedOutputs:
         return p
 
     def files(self) -> list[Path]:
-        return sorted(p for p in self.dir.rglob("*") if p.is_file() and not p.name.startswith("."))
+        return sorted(_walk_files(self.dir))
 
     def publish(self) -> list[Path]:
-        moved = []
-        for src in self.files():
-            dst = self.out_dir / src.relative_to(self.dir)
-            dst.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(src, dst)
-            moved.append(dst)
-            failpoints.hit("published_partly")
+        """Move the staged files into place: a folder the output folder does not have yet is
+        moved whole (one rename for thousands of notices); otherwise file by file."""
+        moved: list[Path] = []
+
+        def merge(src_dir: Path, dst_dir: Path) -> None:
+            dst_dir.mkdir(parents=True, exist_ok=True)
+            for entry in sorted(os.scandir(src_dir), key=lambda e: e.name):
+                if entry.name.startswith("."):
+                    continue
+                src, dst = Path(entry.path), dst_dir / entry.name
+                if entry.is_dir(follow_symlinks=False):
+                    if dst.exists():
+                        merge(src, dst)
+                        continue
+                    os.replace(src, dst)
+                    moved.extend(_walk_files(dst))
+                else:
+                    os.replace(src, dst)
+                    moved.append(dst)
+                failpoints.hit("published_partly")
+
+        merge(self.dir, self.out_dir)
         shutil.rmtree(self.dir, ignore_errors=True)
-        return moved
+        return sorted(moved)
 
     def discard(self) -> None:
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _walk_files(root: Path) -> list[Path]:
+    """Files under ``root`` (names starting with a dot skipped), by scandir: no stat per file."""
+    out: list[Path] = []
+    stack = [root]
+    while stack:
+        for entry in os.scandir(stack.pop()):
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            elif entry.is_file(follow_symlinks=False):
+                out.append(Path(entry.path))
+    return out
 
 
 def clean_stale_staging(out_dir: Path) -> None:

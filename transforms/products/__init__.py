@@ -19,7 +19,6 @@ from transforms.products.award_file import (
 )
 from transforms.products.certificates import write_certificates
 from transforms.products.notices import REASONS, write_notices
-from transforms.products.reports import write_reports
 
 
 def write_products(
@@ -42,6 +41,8 @@ def write_products(
     ``con``: the ledger connection (history for the reports; this run's ``awards`` are laid over
     it since the products are written before the ledger commits).
     """
+    from transforms.products.reports import write_reports  # matplotlib: imported when needed
+
     staging_dir = Path(staging_dir)
     write_award_file(staging_dir, awards, awards, run_id, tax_year, approval_year)
     t = staging_dir / "taxation"
@@ -62,3 +63,11 @@ __all__ = [
     "write_products",
     "write_reports",
 ]
+
+
+def __getattr__(name: str):
+    if name == "write_reports":  # lazily: it imports matplotlib
+        from transforms.products.reports import write_reports
+
+        return write_reports
+    raise AttributeError(name)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.products._html import render, safe_filename
+from transforms.products._html import render_many, safe_filename
 from transforms.products.award_file import award_rows
 
 TAX_TYPES = {
@@ -29,7 +29,7 @@ def write_certificates(
     staging_dir: Path, awards: pl.DataFrame, applications: pl.DataFrame | None = None, *, run_id: str = ""
 ) -> list[Path]:
     """``certificates/<certificate_no>.html`` for every award > 0."""
-    out = []
+    pages = []
     for row in award_rows(awards, applications).iter_rows(named=True):
         tt = TAX_TYPES.get(row["tax_type"], TAX_TYPES["GIT"] if row["tax_type"] == "GIT" else TAX_TYPES["CBT"])
         c = {
@@ -40,5 +40,5 @@ def write_certificates(
             "run_id": row.get("run_id") or run_id,
         }
         path = Path(staging_dir) / "certificates" / f"{safe_filename(row['certificate_no'])}.html"
-        out.append(render("certificate.html.j2", path, c=c))
-    return out
+        pages.append((path, {"c": c}))
+    return render_many("certificate.html.j2", pages)

@@ -3,11 +3,12 @@ words with its statute, the employee lines, and the submitted rows that were rej
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 import polars as pl
 
-from transforms.products._html import render, safe_filename
+from transforms.products._html import render_many, safe_filename
 from transforms.products.award_file import certificate_no
 
 # code -> (plain words, citation). All codes of spec sections 5 and 7.
@@ -79,17 +80,23 @@ def explain_reasons(reasons: str | None) -> list[dict]:
 REJECT_COLUMNS = ["file", "line", "column", "value", "rule", "message"]
 
 
-def _rejects_for(rejects: pl.DataFrame | None, employer_id: str) -> list[dict]:
+def _rejects_by_employer(rejects: pl.DataFrame | None) -> dict[str, list[dict]]:
+    """Rejected rows per employer (sorted by file, line, column), grouped in one pass."""
     if rejects is None or rejects.height == 0 or "employer_id" not in rejects.columns:
-        return []
-    rows = rejects.filter(pl.col("employer_id") == employer_id)
-    out = []
-    for r in rows.sort([c for c in ("file", "line", "column") if c in rows.columns]).iter_rows(named=True):
-        r = {c: r.get(c) for c in REJECT_COLUMNS}
-        if "ssn" in str(r["column"] or "").lower():
-            r["value"] = "(withheld)"  # no ssn in any output
-        out.append(r)
+        return {}
+    rows = rejects.filter(pl.col("employer_id").is_not_null())
+    out: dict[str, list[dict]] = {}
+    for r in rows.sort([c for c in ("employer_id", "file", "line", "column") if c in rows.columns], maintain_order=True).iter_rows(named=True):
+        rec = {c: r.get(c) for c in REJECT_COLUMNS}
+        if "ssn" in str(rec["column"] or "").lower():
+            rec["value"] = "(withheld)"  # no ssn in any output
+        out.setdefault(r["employer_id"], []).append(rec)
     return out
+
+
+@lru_cache(maxsize=4096)
+def _reasons_cached(reasons: str | None) -> tuple[dict, ...]:
+    return tuple(explain_reasons(reasons))
 
 
 def write_notices(
@@ -103,15 +110,16 @@ def write_notices(
     """``notices/<application_id>.html`` for every application of ``awards``."""
     emp_cols = ["employee_id", "wage_category", "hours_prior", "hours_current", "part1_cents", "part2_cents",
                 "credit_cents", "status", "reasons"]
-    emp = employee_years.select("application_id", *emp_cols).sort("application_id", "employee_id")
-    by_app = {k[0]: g for k, g in emp.group_by("application_id")} if emp.height else {}
-    out = []
+    emp = employee_years.select("application_id", *emp_cols).sort("application_id", "employee_id", maintain_order=True)
+    by_app: dict[str, list[dict]] = {}
+    for e in emp.iter_rows(named=True):
+        app = e.pop("application_id")
+        by_app.setdefault(app, []).append({**e, "reason_list": list(_reasons_cached(e["reasons"]))})
+    rejects_known = rejects is not None and "employer_id" in rejects.columns
+    rejects_of = _rejects_by_employer(rejects)
+    pages = []
     for a in awards.sort("application_id").iter_rows(named=True):
-        lines = []
-        g = by_app.get(a["application_id"])
-        if g is not None:
-            for e in g.sort("employee_id").iter_rows(named=True):
-                lines.append({**e, "reason_list": explain_reasons(e["reasons"])})
+        lines = by_app.get(a["application_id"], [])
         emp_codes = sorted({r["code"] for ln in lines for r in ln["reason_list"]})
         ctx = {
             **a,
@@ -120,11 +128,10 @@ def write_notices(
             "reason_list": explain_reasons(a["reasons"]),
             "employee_reason_list": explain_reasons(";".join(emp_codes)),
             "lines": lines,
-            "rejects": _rejects_for(rejects, a["employer_id"]),
-            "rejects_known": rejects is not None and "employer_id" in (rejects.columns if rejects is not None else []),
+            "rejects": rejects_of.get(a["employer_id"], []),
+            "rejects_known": rejects_known,
             "received": a["received_at"].isoformat() if a.get("received_at") is not None else "",
             "run_id": a.get("run_id") or run_id,
         }
-        path = Path(staging_dir) / "notices" / f"{safe_filename(a['application_id'])}.html"
-        out.append(render("notice.html.j2", path, n=ctx))
-    return out
+        pages.append((Path(staging_dir) / "notices" / f"{safe_filename(a['application_id'])}.html", {"n": ctx}))
+    return render_many("notice.html.j2", pages)
