@@ -68,9 +68,13 @@ def parse_size(s: str) -> tuple[str, int]:
     return s, max(1, rows // ROWS_PER_EMPLOYER)
 
 
+API_URL: dict[str, str] = {}  # set while a long-running Prefect API serves the measured runs
+
+
 def child_env() -> dict[str, str]:
     env = dict(os.environ)
     env.pop("PREFECT_API_URL", None)
+    env.update(API_URL)
     env.update(
         PREFECT_HOME=str(PREFECT_HOME),
         PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="120",
@@ -200,6 +204,56 @@ def resplit(src: Path, n_files: int) -> Path:
 
 
 # --------------------------------------------------------------------------- measurements
+
+
+class PrefectServer:
+    """A long-running Prefect API for the measured runs (as deployed: schedules need one anyway),
+    so each run does not pay the temporary server's start-up (about 7 s here)."""
+
+    def __init__(self, runs_dir: Path):
+        import socket
+
+        with socket.socket() as s_:
+            s_.bind(("127.0.0.1", 0))
+            self.port = s_.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/api"
+        self.log = runs_dir / "prefect-server.log"
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> PrefectServer:
+        import urllib.request
+
+        env = child_env()
+        self.proc = subprocess.Popen(
+            [str(VENV_BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(self.port)],
+            stdout=open(self.log, "wb"), stderr=subprocess.STDOUT, env=env, cwd=REPO, start_new_session=True,
+        )
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 180:
+            if self.proc.poll() is not None:
+                raise SystemExit(f"prefect server exited early; see {self.log}")
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            raise SystemExit(f"prefect server did not answer in 180 s; see {self.log}")
+        self.startup_s = round(time.perf_counter() - t0, 2)
+        API_URL["PREFECT_API_URL"] = self.url
+        return self
+
+    def __exit__(self, *exc) -> None:
+        API_URL.clear()
+        if self.proc is not None and self.proc.poll() is None:
+            import signal
+
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
 
 
 PREFECT_NOOP = textwrap.dedent("""
@@ -516,8 +570,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--no-files-check", action="store_true", help="skip the 10 vs 100 files memory check"
     )
+    ap.add_argument(
+        "--api", choices=["server", "ephemeral"], default="server",
+        help="server: the measured runs use one long-running Prefect API (as deployed); "
+        "ephemeral: each run starts Prefect's temporary server",
+    )
     ap.add_argument("--output", type=Path, help="results file (default bench/results/latest.json)")
     a = ap.parse_args(argv)
+    if a.api == "server":
+        with PrefectServer(DATA / "runs") as srv:
+            print(f"Prefect API {srv.url} (started in {srv.startup_s} s) serves the measured runs")
+            return _main(a, api={"mode": "server", "url": srv.url, "startup_s": srv.startup_s})
+    return _main(a, api={"mode": "ephemeral"})
+
+
+def _main(a: argparse.Namespace, api: dict) -> int:
 
     from rich.console import Console
     from rich.table import Table
@@ -535,6 +602,7 @@ def main(argv: list[str] | None = None) -> int:
             "tax_year": TAX_YEAR,
             "as_of": AS_OF,
             "quick": a.quick,
+            "prefect_api": api,
         },
         "load_avg_start": os.getloadavg(),
         "code_fingerprint_start": code_fingerprint(),
