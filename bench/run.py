@@ -406,6 +406,11 @@ PROFILE_DRIVER = textwrap.dedent("""
         "transforms.ingest.pipeline:read_tables", "transforms.ingest.pipeline:validate_table",
         "transforms.ingest.pipeline:stage_table", "transforms.ingest.pipeline:discover",
         "transforms.staging:stage_table", "transforms.annual:clean_stale_staging",
+        "transforms.ingest.pipeline:cross_row_rejects", "transforms.ingest.pipeline:_masked_ssns",
+        "transforms.staging:hash_ssn_column",
+        "transforms.products:write_products", "transforms.products:write_award_file",
+        "transforms.products:write_certificates", "transforms.products:write_notices",
+        "transforms.products.reports:write_reports",
     ]:
         m, a = spec.split(":")
         wrap(m, a)

@@ -185,8 +185,15 @@ def ingest(
     input: Annotated[Path, typer.Option("--input", help="Submission folder (canonical or vendor layouts).")],
     workdir: Annotated[Path, typer.Option("--workdir", help="Workdir holding the Parquet lake.")] = DATA / "work",
     out: Annotated[Path | None, typer.Option("--out", help="Where to write rejects.csv (default: the workdir).")] = None,
+    engine: Annotated[str, typer.Option(
+        "--validation-engine",
+        help="gx: Great Expectations Core, file by file, and its Data Docs under <out>/data_docs; "
+        "polars: the same suites compiled to Polars (no Data Docs; what annual runs use).",
+    )] = "gx",
 ) -> None:
     """Ingest a submission into the Parquet lake alone: profiles, validation, quarantine."""
+    if engine not in ("gx", "polars"):
+        _fail(f"--validation-engine must be gx or polars, not {engine!r}")
     if not input.is_dir():
         _fail(f"--input {input} is not a folder")
     try:
@@ -195,7 +202,8 @@ def ingest(
 
         key = load_key()
         with console.status("ingesting..."):
-            report = ingest_folder(input.resolve(), workdir.resolve(), key, docs_dir=(out or workdir) / "data_docs")
+            docs = (out or workdir) / "data_docs" if engine == "gx" else None
+            report = ingest_folder(input.resolve(), workdir.resolve(), key, docs_dir=docs, engine=engine)
         paths = report.write_rejects((out or workdir).resolve())
     except _known_errors() as exc:
         _fail(str(exc))

@@ -273,3 +273,45 @@ def test_no_ssn_anywhere(tmp_path):
     for r in reports:
         assert r.rejects.filter(pl.col("column") == "ssn").get_column("value").null_count() == \
             r.rejects.filter(pl.col("column") == "ssn").height
+
+
+def test_a_layout_1_lake_is_upgraded_in_place(tmp_path):
+    """Lakes written before layout 2 (payroll by year and employer) are rewritten by year on the
+    next ingest, rows unchanged; a part no manifest lists (a crashed run) is removed."""
+    import json
+
+    wd = tmp_path / "wd"
+    ingest_folder(CANON, wd, KEY, now=NOW)
+    lake = wd / "lake"
+    before = scan_lake(wd, "payroll").collect().sort("source_file", "source_line")
+    manifest = json.loads((lake / "_manifest.json").read_text())
+    # rewrite the payroll parts the way layout 1 stored them
+    rows = pl.concat([pl.read_parquet(p) for p in (lake / "payroll").rglob("part-*.parquet")])
+    shutil.rmtree(lake / "payroll")
+    old_parts: dict[str, list[str]] = {}
+    for (year, employer, sha), grp in rows.group_by(pl.col("period_start").dt.year(), "employer_id", "_file_sha256"):
+        rel = f"payroll/year={year}/employer_id={employer}/part-{sha[:16]}.parquet"
+        (lake / rel).parent.mkdir(parents=True, exist_ok=True)
+        grp.write_parquet(lake / rel)
+        old_parts.setdefault(sha, []).append(rel)
+    for sha, f in manifest["files"].items():
+        if f["dataset"] == "payroll":
+            f["parts"] = old_parts.get(sha, [])
+    manifest["version"] = 1
+    (lake / "_manifest.json").write_text(json.dumps(manifest))
+    stray = lake / "roster" / "part-0123456789abcdef.parquet"  # as if a run crashed before its manifest
+    pl.read_parquet(next((lake / "roster").glob("part-*.parquet"))).write_parquet(stray)
+
+    report = ingest_folder(CANON, wd, KEY, now=NOW)  # nothing new: every file is a duplicate
+    assert {f.status for f in report.files} == {"duplicate"}
+    after = scan_lake(wd, "payroll").collect().sort("source_file", "source_line")
+    assert_frame_equal(before, after)
+    assert not list((lake / "payroll").rglob("employer_id=*"))
+    assert all(re.fullmatch(r"payroll/year=\d{4}/part-[0-9a-f]{16}\.parquet", p.relative_to(lake).as_posix())
+               for p in (lake / "payroll").rglob("*.parquet"))
+    new_manifest = json.loads((lake / "_manifest.json").read_text())
+    assert new_manifest["version"] == 2
+    listed = {p for f in new_manifest["files"].values() for p in f.get("parts") or []}
+    assert {p.relative_to(lake).as_posix() for p in (lake / "payroll").rglob("*.parquet")} <= listed
+    assert not stray.exists()
+    assert scan_lake(wd, "roster").collect().height == scan_lake(wd, "roster").collect().unique().height

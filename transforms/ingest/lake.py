@@ -117,7 +117,7 @@ def write_run_rows(lake: Path, dataset: str, rows: pl.DataFrame, run_tag: str, f
     if rows.height == 0:
         return {}
     sha = file_sha if file_sha is not None else pl.col("_file_sha256")
-    cols = [*[pl.col(c) for c in schema.STAGED[dataset]], sha.alias("_file_sha256")]
+    cols = [*[pl.col(c).cast(t) for c, t in schema.STAGED[dataset].items()], sha.alias("_file_sha256")]
     key, fmt = PARTITION_KEYS.get(dataset, (None, dataset))
     keys = [None] if key is None else rows.select(key.unique(maintain_order=True)).to_series().to_list()
     out: dict[str, list[str]] = {}

@@ -32,6 +32,7 @@ ENGINES = ("polars", "gx")
 FILE_WORKERS = 2
 ORDER_BASE = 10_000_000_000  # __order = file index * ORDER_BASE + line
 CROSS_RULES = ("duplicate_row", "overlapping_period", "duplicate_key")
+COMPACT = ("ssn_hash", "source_file")
 
 
 # --- discovery -------------------------------------------------------------------------------
@@ -346,7 +347,12 @@ def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Pat
     _quarantine_rows(work, st, [ln for ln in struct_lines if ln not in ragged], {}, None)
     _quarantine_rows(work, st, list(bad), bad, None)
     passed = frame.filter(~pl.col("__line").is_in(list(bad))) if bad else frame
-    work.passed.append(passed.with_columns((pl.lit(work.index, dtype=pl.Int64) * ORDER_BASE + pl.col("__line")).alias("__order")))
+    # held until the whole run is validated: the long repeated strings (a 64-character hash per
+    # row, the file name) as categoricals, 4 bytes a row instead of about 80 (0.8 GB at 10M rows)
+    work.passed.append(passed.drop("__line").with_columns(
+        (pl.lit(work.index, dtype=pl.Int64) * ORDER_BASE + pl.col("source_line")).alias("__order"),
+        *[pl.col(c).cast(pl.Categorical) for c in COMPACT if c in passed.columns],
+    ))
 
 
 def _quarantine_rows(work: FileWork, st: StagedTable, lines: list[int], rules: dict[int, list[str]], message: str | None) -> None:
@@ -419,7 +425,7 @@ def _cross_row_records(dataset: str, xr: pl.DataFrame, allrows: pl.DataFrame, by
     The files' tables were let go after validation (memory); the few files with a cross-row
     reject are read again (same bytes, same result) to quote their cells.
     """
-    info = allrows.select("__order", "__line", "source_sheet",
+    info = allrows.select("__order", pl.col("source_line").alias("__line"), "source_sheet",
                           "employer_id" if "employer_id" in allrows.columns else pl.lit(None, dtype=pl.String).alias("employer_id"))
     hits = xr.join(info, on="__order", how="left", maintain_order="left").with_columns((pl.col("__order") // ORDER_BASE).alias("__file"))
     for (index,), grp in hits.group_by(["__file"], maintain_order=True):

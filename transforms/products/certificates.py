@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.products._html import render_many, safe_filename
+from transforms.products._html import render_many, safe_filename, without_gc
 from transforms.products.award_file import award_rows
 
 TAX_TYPES = {
@@ -25,6 +25,7 @@ TAX_TYPES = {
 }
 
 
+@without_gc
 def write_certificates(
     staging_dir: Path, awards: pl.DataFrame, applications: pl.DataFrame | None = None, *, run_id: str = ""
 ) -> list[Path]:
@@ -42,3 +43,4 @@ def write_certificates(
         path = Path(staging_dir) / "certificates" / f"{safe_filename(row['certificate_no'])}.html"
         pages.append((path, {"c": c}))
     return render_many("certificate.html.j2", pages)
+

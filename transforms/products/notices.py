@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.products._html import render_many, safe_filename
+from transforms.products._html import render_many, safe_filename, without_gc
 from transforms.products.award_file import certificate_no
 
 # code -> (plain words, citation). All codes of spec sections 5 and 7.
@@ -99,6 +99,7 @@ def _reasons_cached(reasons: str | None) -> tuple[dict, ...]:
     return tuple(explain_reasons(reasons))
 
 
+@without_gc
 def write_notices(
     staging_dir: Path,
     awards: pl.DataFrame,
@@ -135,3 +136,4 @@ def write_notices(
         }
         pages.append((Path(staging_dir) / "notices" / f"{safe_filename(a['application_id'])}.html", {"n": ctx}))
     return render_many("notice.html.j2", pages)
+
