@@ -481,3 +481,18 @@ def test_rejects_bad_arguments(tmp_path, params):
 def test_missing_minimum_wage_is_an_error(tmp_path, params):
     with pytest.raises(ValueError, match=re.escape("minimum_wage")):
         generate_submission(tmp_path, employers=5, seed=1, tax_year=2040, params=params)
+
+
+def test_received_times_are_real_new_jersey_office_hours(tmp_path, params):
+    """Every received_at is a New Jersey local time that exists (none in the hour skipped when
+    daylight saving time starts) and falls in office hours, duplicates included; a seed that used
+    to produce a time in that gap (2,000 employers, seed 20230, tax year 2023) is among those checked."""
+    times = []
+    for employers, seed in ((2_000, 20230), (400, 7)):
+        out = tmp_path / f"g{seed}"
+        generate_submission(out, employers=employers, seed=seed, tax_year=TAX_YEAR, params=params)
+        times.append(pl.read_csv(out / "applications.csv", infer_schema=False).get_column("received_at"))
+    at = pl.concat(times).str.to_datetime("%Y-%m-%dT%H:%M:%S", strict=True)
+    local = at.dt.replace_time_zone("America/New_York", non_existent="null", ambiguous="earliest")
+    assert local.null_count() == 0
+    assert at.dt.hour().min() >= 8 and at.dt.hour().max() < 18

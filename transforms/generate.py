@@ -477,7 +477,10 @@ def generate_submission(
     if not dup.any():
         dup[_pick(r, np.ones(E, dtype=bool))] = True
     dup_idx = np.flatnonzero(dup)
-    dup_sec = recv_sec[dup_idx] + r.integers(3_600, 60 * 86_400, size=dup_idx.size) // 60 * 60
+    # a later day, again in office hours (a time of day from the clock would fall, once in a
+    # while, in the hour skipped when daylight saving time starts: not a real New Jersey time)
+    dup_days = r.integers(1, 60, size=dup_idx.size)
+    dup_sec = (recv_day[dup_idx] + dup_days) * 86_400 + r.integers(8 * 60, 18 * 60, size=dup_idx.size) * 60
     app_emp = np.concatenate([np.arange(E), dup_idx])
     app_sec = np.concatenate([recv_sec, dup_sec])
     order = np.lexsort((employer_num[app_emp], app_sec))  # ids follow the order of receipt
