@@ -288,26 +288,20 @@ def prefect_startup(runs_dir: Path) -> dict:
     return out
 
 
-def end_to_end(input_dir: Path, runs_dir: Path, name: str) -> dict:
+def annual_argv(input_dir: Path, runs_dir: Path, name: str) -> tuple[Path, Path, list[str]]:
+    """Fresh ``<name>-out`` / ``<name>-work`` folders and the ``annual`` arguments using them."""
     out, work = runs_dir / f"{name}-out", runs_dir / f"{name}-work"
     for d in (out, work):
         if d.exists():
             shutil.rmtree(d)
-    cmd = [
-        str(IMPCREDIT),
-        "annual",
-        "--input",
-        str(input_dir),
-        "--tax-year",
-        str(TAX_YEAR),
-        "--as-of",
-        AS_OF,
-        "--out",
-        str(out),
-        "--workdir",
-        str(work),
-    ]
-    m = measure(cmd, runs_dir / f"{name}.log")
+    argv = ["annual", "--input", str(input_dir), "--tax-year", str(TAX_YEAR), "--as-of", AS_OF,
+            "--out", str(out), "--workdir", str(work)]
+    return out, work, argv
+
+
+def end_to_end(input_dir: Path, runs_dir: Path, name: str) -> dict:
+    out, work, argv = annual_argv(input_dir, runs_dir, name)
+    m = measure([str(IMPCREDIT), *argv], runs_dir / f"{name}.log")
     m["out"] = str(out)
     m["work"] = str(work)
     if m["returncode"] != 0:
@@ -476,24 +470,8 @@ PROFILE_DRIVER = textwrap.dedent("""
 def profile(input_dir: Path, runs_dir: Path, name: str) -> dict:
     import pstats
 
-    out, work = runs_dir / f"{name}-profile-out", runs_dir / f"{name}-profile-work"
-    for d in (out, work):
-        if d.exists():
-            shutil.rmtree(d)
+    out, work, argv = annual_argv(input_dir, runs_dir, f"{name}-profile")
     tj, prof = runs_dir / f"{name}-profile-steps.json", runs_dir / f"{name}.prof"
-    argv = [
-        "annual",
-        "--input",
-        str(input_dir),
-        "--tax-year",
-        str(TAX_YEAR),
-        "--as-of",
-        AS_OF,
-        "--out",
-        str(out),
-        "--workdir",
-        str(work),
-    ]
     m = measure(
         [PY, "-c", PROFILE_DRIVER, str(tj), str(prof), *argv], runs_dir / f"{name}-profile.log"
     )

@@ -83,13 +83,15 @@ def ssn_map(values: pl.Series) -> pl.DataFrame:
     return pl.DataFrame({"raw": raw}).with_columns(normalize_ssn_expr("raw").alias("norm"))
 
 
-def hash_ssn_column(frame: pl.DataFrame, key: HashKey, col: str = "ssn", out: str = "ssn_hash") -> pl.DataFrame:
+def hash_ssn_column(frame: pl.DataFrame, key: HashKey, col: str = "ssn", out: str = "ssn_hash",
+                    mapping: pl.DataFrame | None = None) -> pl.DataFrame:
     """Replace ``col`` by ``out``: the HMAC of the normalised ssn (null when not 9 digits).
 
     Hashes each distinct ssn once (a few hundred thousand at state scale) and maps it back, so
-    the cost does not grow with the number of payroll rows per person.
+    the cost does not grow with the number of payroll rows per person. ``mapping``: the column's
+    ``ssn_map`` when the caller already has it.
     """
-    m = ssn_map(frame.get_column(col))
+    m = mapping if mapping is not None else ssn_map(frame.get_column(col))
     norms = m.get_column("norm").drop_nulls().unique().to_list()
     hashes = pl.DataFrame({"norm": norms, out: [_hmac_hex(key.key, v) for v in norms]},
                           schema={"norm": pl.String, out: pl.String})

@@ -244,14 +244,15 @@ def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> S
     ssn_digits: frozenset[str] = frozenset()
     id_is_ssn: list[int] = []
     if ssn_fields:
-        ssn_digits = frozenset(ssn_map(typed.get_column("ssn")).get_column("norm").drop_nulls().to_list())
+        ssns = ssn_map(typed.get_column("ssn"))
+        ssn_digits = frozenset(ssns.get_column("norm").drop_nulls().to_list())
         if "employee_id" in typed.columns and ssn_digits:
             ids = ssn_map(typed.get_column("employee_id"))
             suspects = ids.filter(pl.col("norm").is_in(list(ssn_digits))).get_column("raw")
             if suspects.len():  # rare: only then compare row by row
                 same = normalize_ssn_expr("employee_id") == normalize_ssn_expr("ssn")
                 id_is_ssn = typed.filter(pl.col("employee_id").is_in(suspects) & same.fill_null(False)).get_column("__line").to_list()
-        typed = hash_ssn_column(typed, key)
+        typed = hash_ssn_column(typed, key, mapping=ssns)
     lineage = [
         pl.lit(source_file, dtype=pl.String).alias("source_file"),
         pl.lit(table.sheet, dtype=pl.String).alias("source_sheet"),

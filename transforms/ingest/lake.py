@@ -198,7 +198,7 @@ def _rewrite(path: Path, keep: pl.DataFrame) -> None:
         write_parquet_atomic(keep, path)
 
 
-def replace_payroll(lake: Path, windows: pl.DataFrame, run_shas: set[str], names: dict[str, str]) -> list[dict]:
+def replace_payroll(lake: Path, windows: pl.DataFrame, run_shas: set[str]) -> list[dict]:
     """Remove earlier payroll rows overlapping the new windows.
 
     ``windows``: ``file_sha256, source_file, employer_id, start, end`` (one per new file and employer).

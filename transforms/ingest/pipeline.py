@@ -213,7 +213,6 @@ class FileWork:
     dataset: str
     sha: str
     profile: str | None = None
-    tables: list[StagedTable] = field(default_factory=list)
     rows_read: int = 0
     rejects: list[dict] = field(default_factory=list)  # file, line, column, value, rule, message, employer_id, __sheet
     rejected_lines: dict[tuple[str | None, int], list[str]] = field(default_factory=dict)
@@ -470,9 +469,8 @@ def _read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, 
         work.profile = st.profile
         work.rows_read += st.staged.height + len(st.ragged)
         validate_table(work, st, now, docs_dir, engine)
-    # the rows that passed are in work.passed; the cells are let go (a file with a cross-row
-    # reject is read again for them), so memory holds one staged copy of the run, not three
-    work.tables = []
+    # the rows that passed are in work.passed; the tables (cells) go out of scope here (a file
+    # with a cross-row reject is read again for them): memory holds one staged copy of the run
 
 
 def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, docs_dir: Path | None, engine: str) -> IngestReport:
@@ -541,15 +539,10 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
 
     # the lake: replacements first (rows from earlier runs), then this run's parts
     run_shas = {w.sha for w in works}
-    sha_of = {w.index: w.sha for w in works}
-    rel_of = {w.index: w.rel for w in works}
-
-    def file_cols(frame: pl.DataFrame, sha: str = "_file_sha256", rel: str | None = None) -> pl.DataFrame:
-        idx, shas, rels = list(sha_of), list(sha_of.values()), [rel_of[i] for i in sha_of]
-        cols = [pl.col("__file").replace_strict(idx, shas, return_dtype=pl.String).alias(sha)]
-        if rel:
-            cols.append(pl.col("__file").replace_strict(idx, rels, return_dtype=pl.String).alias(rel))
-        return frame.with_columns(cols)
+    # each row's file, from the file index in ``__order``
+    index = [w.index for w in works]
+    file_sha = pl.col("__file").replace_strict(index, [w.sha for w in works], return_dtype=pl.String)
+    file_rel = pl.col("__file").replace_strict(index, [w.rel for w in works], return_dtype=pl.String)
 
     replaced: list[dict] = []
     for dataset, rows in accepted.items():
@@ -559,10 +552,11 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
             windows = rows.group_by("__file", "employer_id", maintain_order=True).agg(
                 pl.col("period_start").min().alias("start"), pl.col("period_end").max().alias("end")
             )
-            windows = file_cols(windows, "file_sha256", "source_file").select("employer_id", "start", "end", "file_sha256", "source_file")
-            replaced += lk.replace_payroll(lake, windows, run_shas, {w.sha: w.rel for w in works})
+            windows = windows.select("employer_id", "start", "end", file_sha.alias("file_sha256"), file_rel.alias("source_file"))
+            replaced += lk.replace_payroll(lake, windows, run_shas)
         else:
-            new = file_cols(rows.select(*schema.STAGED[dataset], "__file"), "_file_sha256", "__src").drop("source_file").rename({"__src": "source_file"})
+            new = rows.select(*schema.STAGED[dataset], "__file").with_columns(
+                file_sha.alias("_file_sha256"), file_rel.alias("source_file")).drop("__file")
             replaced += lk.replace_by_key(lake, dataset, new, run_shas)
     for r in replaced:
         if r["replaced_sha256"] in known:
@@ -576,8 +570,7 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
     for dataset in list(accepted):
         rows = accepted.pop(dataset)
         if rows.height:
-            sha_expr = pl.col("__file").replace_strict(list(sha_of), list(sha_of.values()), return_dtype=pl.String)
-            parts_of.update(lk.write_run_rows(lake, dataset, rows, run_tag, file_sha=sha_expr))
+            parts_of.update(lk.write_run_rows(lake, dataset, rows, run_tag, file_sha=file_sha))
         del rows
     for w in works:
         parts = parts_of.get(w.sha, [])

@@ -45,14 +45,9 @@ def env() -> Environment:
     return e
 
 
-def render(template: str, path: Path, *, atomic: bool = True, **context) -> Path:
-    """Render ``template`` to ``path``. ``atomic=False`` for pages written into a run's staging
-    folder (the folder is moved into place as a whole; a rename per page is wasted work)."""
+def render(template: str, path: Path, **context) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     html = env().get_template(template).render(**context)
-    if not atomic:
-        path.write_text(html, encoding="utf-8")
-        return path
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(html, encoding="utf-8")
     os.replace(tmp, path)
