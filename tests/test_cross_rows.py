@@ -80,17 +80,16 @@ def test_known_duplicate_and_overlap():
     assert "(lines payroll/f0.csv:2, payroll/f0.csv:4)" in got.filter(pl.col("__order") == 4).get_column("message")[0]
 
 
-def test_a_hash_collision_falls_back_to_the_exact_rank(monkeypatch):
-    """Two employees whose hashes collide must still be told apart."""
+def test_the_employee_key_is_exact():
+    """Employees are told apart by their ids, never merged by a key that could collide: two
+    employees of one employer, the same employee number at two employers, and a key pair whose
+    concatenations are equal ("1" + "23" and "12" + "3")."""
     import transforms.ingest.cross_rows as cr
 
-    real = pl.Expr.hash
-
-    def colliding(self, *a, **k):  # every employee hashes to the same value
-        return real(self, *a, **k) * 0
-
-    monkeypatch.setattr(pl.Expr, "hash", colliding)
-    rows = frame([(1, 1, 0, 13, 10, 0), (1, 2, 7, 13, 20, 0), (1, 1, 14, 13, 10, 0)])
-    assert cr._employee_sorted(rows, ["employer_id", "employee_id"]).get_column("__emp").n_unique() == 2
-    assert cross_row_rejects("payroll", rows).height == 0  # employees 1 and 2 do not overlap each other
+    rows = frame([(1, 1, 0, 13, 10, 0), (1, 2, 7, 13, 20, 0), (1, 1, 14, 13, 10, 0), (2, 1, 7, 13, 10, 0)])
+    assert cr._employee_sorted(rows, ["employer_id", "employee_id"]).get_column("__emp").n_unique() == 3
+    assert cross_row_rejects("payroll", rows).height == 0  # no two of these employees overlap each other
     assert canon(cross_row_rejects("payroll", rows)) == canon(reference(rows))
+    pairs = pl.DataFrame({"employer_id": ["1", "12"], "employee_id": ["23", "3"]})
+    assert cr._employee_sorted(pairs.with_columns(period_start=pl.lit(None, dtype=pl.Date), period_end=pl.lit(None, dtype=pl.Date),
+                                                  __order=pl.int_range(2)), ["employer_id", "employee_id"]).get_column("__emp").n_unique() == 2

@@ -93,8 +93,14 @@ def hash_ssn_column(frame: pl.DataFrame, key: HashKey, col: str = "ssn", out: st
     """
     m = mapping if mapping is not None else ssn_map(frame.get_column(col))
     norms = m.get_column("norm").drop_nulls().unique().to_list()
-    hashes = pl.DataFrame({"norm": norms, out: [_hmac_hex(key.key, v) for v in norms]},
-                          schema={"norm": pl.String, out: pl.String})
+    base = hmac.new(key.key, digestmod=hashlib.sha256)  # the keyed state once, copied per value
+
+    def digest(value: str) -> str:
+        h = base.copy()
+        h.update(value.encode())
+        return h.hexdigest()
+
+    hashes = pl.DataFrame({"norm": norms, out: [digest(v) for v in norms]}, schema={"norm": pl.String, out: pl.String})
     m = m.join(hashes, on="norm", how="left")
     mapped = pl.col(col).cast(pl.String).replace_strict(m.get_column("raw"), m.get_column(out), default=None,
                                                         return_dtype=pl.String)

@@ -438,6 +438,32 @@ def _holds(check: SuiteCheck, dtype: pl.DataType) -> pl.Expr:
     return _in_set(check, dtype)
 
 
+def _unexpected(dataset: str, checks: tuple[SuiteCheck, ...], schema_: pl.Schema) -> list[tuple[SuiteCheck, pl.Expr, pl.Expr]]:
+    """(check, missing, unexpected) per check: the cells GX counts as missing, and the rows it
+    lists as unexpected (missing ones for not-null checks, else failing non-missing ones)."""
+    out = []
+    for ck in checks:
+        if ck.column not in schema_:
+            raise SuiteError(f"{ck.where}: column {ck.column!r} is not in the {dataset} frame")
+        missing = _missing(ck.column, schema_[ck.column])
+        bad = missing if ck.type == "expect_column_values_to_not_be_null" else (
+            ~missing & ~_holds(ck, schema_[ck.column]).fill_null(True))
+        out.append((ck, missing, bad))
+    return out
+
+
+def unexpected_rows(dataset: str, frame: pl.DataFrame) -> pl.Series:
+    """True for each row that some expectation of the suite lists as unexpected, whatever its
+    ``mostly``. A file none of whose rows is unexpected passes the suite (``run_suite_polars``
+    returns no failure), and every expectation is a test of one row, so this can be evaluated
+    over many files at once: ``ingest_folder`` uses it to find the files that pass as they are."""
+    checks = compile_suite(dataset)
+    bad = [b for _, _, b in _unexpected(dataset, checks, frame.schema)]
+    if not bad:
+        return pl.Series("unexpected", [False] * frame.height, dtype=pl.Boolean)
+    return frame.select(pl.any_horizontal(bad).alias("unexpected")).to_series()
+
+
 def run_suite_polars(dataset: str, frame: pl.DataFrame) -> list[Failure]:
     """What :func:`run_suite` returns, computed with vectorised polars (one select, no GX)."""
     checks = compile_suite(dataset)
@@ -445,12 +471,7 @@ def run_suite_polars(dataset: str, frame: pl.DataFrame) -> list[Failure]:
     if INDEX_COLUMN not in schema_:
         raise ValueError(f"run_suite_polars({dataset!r}): the frame has no {INDEX_COLUMN} column")
     exprs: list[pl.Expr] = []
-    for i, ck in enumerate(checks):
-        if ck.column not in schema_:
-            raise SuiteError(f"{ck.where}: column {ck.column!r} is not in the {dataset} frame")
-        missing = _missing(ck.column, schema_[ck.column])
-        bad = missing if ck.type == "expect_column_values_to_not_be_null" else (
-            ~missing & ~_holds(ck, schema_[ck.column]).fill_null(True))
+    for i, (_, missing, bad) in enumerate(_unexpected(dataset, checks, schema_)):
         exprs += [missing.sum().alias(f"m{i}"), pl.col(INDEX_COLUMN).filter(bad).implode().alias(f"l{i}")]
     row = frame.lazy().select(exprs).collect().row(0) if exprs else ()
     total = frame.height

@@ -1,0 +1,122 @@
+"""Files that pass as they are go through staging and validation in batches
+(``pipeline._validate_batch``); everything else goes file by file. The result must be exactly
+the file-by-file one: same lake rows, file records, rejects and quarantine."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from transforms.ingest import ingest_folder
+from transforms.ingest import pipeline as pp
+from transforms.ingest.lake import lake_dir, scan_lake
+from transforms.pii import load_key
+
+CANON = Path(__file__).parent / "fixtures" / "canonical_small"
+KEY = load_key({})
+NOW = datetime(2026, 1, 1, 12, 0)
+HEADER = "employer_id,employee_id,ssn,period_start,period_end,hours,gross_wages,employer_taxes"
+
+
+def build(root: Path) -> dict[str, str]:
+    """A submission of clean files and of files that each fail in a different way; returns
+    {file: how it must be routed} ("batch" or "one by one")."""
+    for name in ("applications", "roster", "certifications", "employer_rates"):
+        shutil.copy(CANON / f"{name}.csv", root / f"{name}.csv")
+    pay = root / "payroll"
+    pay.mkdir()
+    lines = (CANON / "payroll" / "payroll.csv").read_text().splitlines()[1:]
+    by_emp: dict[str, list[str]] = {}
+    for ln in lines:
+        by_emp.setdefault(ln.split(",")[0], []).append(ln)
+    emps = sorted(by_emp)
+    route: dict[str, str] = {}
+
+    def write(name: str, rows: list[str], how: str, header: str = HEADER) -> None:
+        (pay / name).write_text("\n".join([header, *rows]) + "\n")
+        route[f"payroll/{name}"] = how
+
+    for i, e in enumerate(emps[:6]):  # clean: one employer each
+        write(f"p{i}_clean.csv", by_emp[e], "batch")
+    other_ssn = by_emp[emps[0]][0].split(",")[2].replace("-", "")  # an ssn of p0, as digits
+
+    def retag(rows: list[str], employer: str) -> list[str]:
+        return [",".join([employer, *r.split(",")[1:]]) for r in rows]
+
+    bad = retag(by_emp[emps[6]], "100000091")
+    bad[3] = ",".join(bad[3].split(",")[:5] + ["-5", *bad[3].split(",")[6:]])
+    write("q1_negative_hours.csv", bad, "one by one")
+    # an employer id equal to an ssn of *another* file: the batch screen (all ssns of the
+    # batch) flags it, the file-by-file route accepts it
+    write("q2_other_files_ssn.csv", retag(by_emp[emps[7]], other_ssn), "one by one")
+    own = by_emp[emps[8]]
+    own_ssn = own[0].split(",")[2].replace("-", "")
+    write("q3_own_ssn_as_employer.csv", [",".join([own_ssn, *own[0].split(",")[1:]]), *retag(own[1:], "100000093")], "one by one")
+    quoted = retag(by_emp[emps[9]], "100000094")
+    quoted[0] = '"' + quoted[0].replace(",", '","') + '"'
+    write("q4_quoted.csv", quoted, "one by one")
+    sneaky = retag(by_emp[emps[9]], "100000095")
+    sneaky[1] = ",".join([sneaky[1].split(",")[0], "ID 123-45-6789", *sneaky[1].split(",")[2:]])
+    write("q5_dashed_ssn_in_id.csv", sneaky, "one by one")
+    write("q6_header_only.csv", [], "batch")
+    ragged = retag(by_emp[emps[5]], "100000096")
+    ragged[2] += ",extra"
+    write("q7_ragged.csv", ragged, "one by one")
+    reordered = "employee_id,employer_id,ssn,period_start,period_end,hours,gross_wages,employer_taxes"
+    rows = [",".join([r.split(",")[1], r.split(",")[0], *r.split(",")[2:]]) for r in retag(by_emp[emps[4]], "100000097")]
+    write("q8_columns_reordered.csv", rows, "batch", header=reordered)
+    return route
+
+
+def run(src: Path, wd: Path, batch_bytes: int, monkeypatch) -> tuple:
+    monkeypatch.setattr(pp, "BATCH_BYTES", batch_bytes)
+    one_by_one: list[str] = []
+    real = pp._read_and_validate
+
+    def spy(work, *a, **k):
+        one_by_one.append(work.rel)
+        return real(work, *a, **k)
+
+    monkeypatch.setattr(pp, "_read_and_validate", spy)
+    report = ingest_folder(src, wd, KEY, now=NOW)
+    lake = scan_lake(wd, "payroll").collect().sort("source_file", "source_line")
+    qdir = lake_dir(wd) / "quarantine"
+    quarantine = (pl.read_parquet(sorted(qdir.rglob("*.parquet"))).sort("source_file", "source_line")
+                  if qdir.exists() else pl.DataFrame())
+    files = [(f.file, f.dataset, f.profile, f.status, f.rows_read, f.rows_accepted, f.rows_rejected, f.message)
+             for f in report.files]
+    return files, report.rejects, lake, quarantine, sorted(one_by_one)
+
+
+@pytest.mark.parametrize("batch_bytes", [3_000, 1 << 20])
+def test_batches_give_exactly_the_file_by_file_result(tmp_path, monkeypatch, batch_bytes):
+    src = tmp_path / "in"
+    src.mkdir()
+    route = build(src)
+    files0, rejects0, lake0, q0, one0 = run(src, tmp_path / "wd0", 0, monkeypatch)
+    files1, rejects1, lake1, q1, one1 = run(src, tmp_path / "wd1", batch_bytes, monkeypatch)
+
+    assert files1 == files0
+    assert_frame_equal(rejects1, rejects0)
+    assert_frame_equal(lake1, lake0)
+    assert_frame_equal(q1, q0)
+    # every file goes one by one without batches; with them, only those that do not pass as they are
+    assert len(one0) == len(files0)
+    expected = sorted(f for f, how in route.items() if how == "one by one")
+    if batch_bytes < 10_000:  # p0 (whose ssn q2 uses as employer id) is in another batch than q2
+        expected.remove("payroll/q2_other_files_ssn.csv")
+    assert [f for f in one1 if f.startswith("payroll/")] == expected
+    # and the submission really has both kinds of file
+    status = {f[0]: f[3] for f in files0}
+    assert status["payroll/q1_negative_hours.csv"] == "partial"
+    assert status["payroll/q2_other_files_ssn.csv"] == "accepted"
+    assert status["payroll/q3_own_ssn_as_employer.csv"] == "partial"
+    assert status["payroll/q5_dashed_ssn_in_id.csv"] == "accepted"
+    assert status["payroll/q7_ragged.csv"] == "partial"
+    assert all(status[f] == "accepted" for f, how in route.items() if how == "batch" and "header_only" not in f)
+    assert lake0.height > 1000
