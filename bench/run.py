@@ -138,13 +138,22 @@ def tail(path: Path, n: int = 15) -> str:
 # --------------------------------------------------------------------------- data
 
 
+def generator_fingerprint() -> str:
+    """sha256 of the generator's source: cached data made by another version is made again."""
+    import hashlib
+
+    return hashlib.sha256((REPO / "transforms" / "generate.py").read_bytes()).hexdigest()[:16]
+
+
 def dataset(employers: int, seed: int) -> tuple[Path, dict]:
-    """A generated submission folder, reused when the marker says same employers/seed/year."""
+    """A generated submission folder, reused when the marker says same employers, seed, year
+    and generator source."""
     d = DATA / f"gen-e{employers}-s{seed}-t{TAX_YEAR}"
     marker = d / ".bench.json"
+    gen = generator_fingerprint()
     if marker.exists():
         info = json.loads(marker.read_text())
-        if info.get("employers") == employers and info.get("seed") == seed:
+        if info.get("employers") == employers and info.get("seed") == seed and info.get("generator") == gen:
             return d, info
     if d.exists():
         shutil.rmtree(d)
@@ -164,7 +173,7 @@ def dataset(employers: int, seed: int) -> tuple[Path, dict]:
     if out.returncode != 0:
         raise SystemExit(f"generating {d} failed:\n{out.stderr[-3000:]}")
     info = json.loads(out.stdout.strip().splitlines()[-1])
-    info.update(seed=seed, tax_year=TAX_YEAR)
+    info.update(seed=seed, tax_year=TAX_YEAR, generator=gen)
     marker.write_text(json.dumps(info, indent=1))
     return d, info
 

@@ -594,6 +594,12 @@ def _read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, 
     # with a cross-row reject is read again for them): memory holds one staged copy of the run
 
 
+def _digest(path: Path) -> tuple[str, int]:
+    """(sha256, size) of a file's bytes."""
+    data = path.read_bytes()
+    return hashlib.sha256(data).hexdigest(), len(data)
+
+
 def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, docs_dir: Path | None, engine: str) -> IngestReport:
     manifest = lk.load_manifest(lake)
     lk.upgrade(lake, manifest)
@@ -605,11 +611,11 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
     sizes: dict[int, int] = {}
     rejects: list[dict] = []
     seen: dict[str, str] = {}
-    for index, (dataset, path) in enumerate(discover(root, exclude=[workdir] + ([docs_dir] if docs_dir else []))):
+    found = discover(root, exclude=[workdir] + ([docs_dir] if docs_dir else []))
+    with ThreadPoolExecutor(max_workers=FILE_WORKERS, thread_name_prefix="digest") as pool:  # hashlib releases the GIL
+        digests = list(pool.map(_digest, [path for _, path in found]))
+    for index, ((dataset, path), (sha, size)) in enumerate(zip(found, digests, strict=True)):
         rel = path.relative_to(root).as_posix()
-        data = path.read_bytes()
-        sha, size = hashlib.sha256(data).hexdigest(), len(data)
-        del data
         if dataset is None:
             msg = "not part of the submission layout (payroll/*.csv|.txt|.xlsx, applications.csv, roster.csv, certifications.csv, employer_rates.csv)"
             records.append(FileRecord(rel, None, None, sha, 0, 0, 0, "rejected", msg))
