@@ -8,6 +8,7 @@ print to PDF from a browser.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import polars as pl
@@ -47,9 +48,13 @@ def write_products(
     write_award_file(staging_dir, awards, awards, run_id, tax_year, approval_year)
     t = staging_dir / "taxation"
     files = [t / "award_file.csv", t / "award_file.parquet", t / "award_manifest.json"]
-    files += write_certificates(staging_dir, awards, run_id=run_id)
-    files += write_notices(staging_dir, awards, employee_years, rejects, run_id=run_id)
-    files += write_reports(staging_dir, con, employee_years, cap_cents, approval_year, awards=awards)
+    # the reports (charts, queries of ``con``) are drawn in a second thread while this one writes
+    # the pages (mostly the file system's time); nothing else uses ``con`` or matplotlib meanwhile
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="reports") as pool:
+        reports = pool.submit(write_reports, staging_dir, con, employee_years, cap_cents, approval_year, awards=awards)
+        files += write_certificates(staging_dir, awards, run_id=run_id)
+        files += write_notices(staging_dir, awards, employee_years, rejects, run_id=run_id)
+        files += reports.result()  # (on an error above, leaving the block still waits for it)
     return files
 
 
