@@ -149,6 +149,8 @@ def test_simple_files_take_fast_path(data: bytes, encodings: list[str]) -> None:
         (b"a,b,c\n1,2,3,4\n4,5\n", ["utf-8"]),  # one too many, one too few: same delimiter total
         (b"a,b,c\n4,5\n1,2,3,\n", ["utf-8"]),  # ... the long one last, its extra cell empty
         (b"a,b,c\n4,5\n1,2,3,4", ["utf-8"]),  # ... no final newline
+        (b",,1\n,,1\n,1\n,,1,", ["utf-8"]),  # ... its extra cell empty, no final newline (Polars drops it)
+        (b"a,b,c\n4,5\n1,2,3,", ["utf-8"]),
         (b"a,b\n1,2\r3,4\n", ["utf-8"]),  # lone CR
         (b"a,b\n1,2\r", ["utf-8"]),
         (b"a,b\n1,\x002\n", ["utf-8"]),  # NUL

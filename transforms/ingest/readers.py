@@ -198,8 +198,11 @@ def read_delimited_fast(data: bytes, delimiter: str, encodings: list[str]) -> tu
     if n == 1 and (b"\n\n" in data or b"\n\r\n" in data):
         return None  # an empty line (with n > 1 it would lack delimiters)
     n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    if data.count(delimiter.encode("ascii")) != (n - 1) * n_lines:
+    d = delimiter.encode("ascii")
+    if data.count(d) != (n - 1) * n_lines:
         return None  # with Polars refusing longer lines below, every line has n - 1 delimiters
+    if not data.endswith(b"\n") and data[data.rfind(b"\n") + 1:].count(d) != n - 1:
+        return None  # Polars drops a delimiter ending a last line that has no newline
     schema = {f"c{i}": pl.String for i in range(n)}
     if n_lines == 1:
         return RawTable(headers, 1, _table(headers, 1, [], []), [], delimiter=delimiter), enc
