@@ -86,8 +86,17 @@ def child_env() -> dict[str, str]:
 
 
 def measure(cmd: list[str], log: Path, *, env: dict | None = None, interval: float = 0.05) -> dict:
-    """Run cmd; wall time, peak RSS of the whole process tree (sum, polled), CPU time."""
+    """Run cmd; wall time, peak RSS of the whole process tree (sum, polled), CPU time.
+
+    The page cache is flushed first (``os.sync``), so no command pays for writing back what
+    the one before it wrote (the floor's 10M-row file, a previous run's pages). User and system
+    CPU seconds are kept apart: on this machine most of the spread between runs of the same
+    code is system time.
+    """
     log.parent.mkdir(parents=True, exist_ok=True)
+    s0 = time.perf_counter()
+    os.sync()
+    sync_s = time.perf_counter() - s0
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     with open(log, "wb") as out:
@@ -120,6 +129,9 @@ def measure(cmd: list[str], log: Path, *, env: dict | None = None, interval: flo
         "returncode": proc.returncode,
         "wall_s": round(wall, 3),
         "cpu_s": round((ru1.ru_utime - ru0.ru_utime) + (ru1.ru_stime - ru0.ru_stime), 3),
+        "user_s": round(ru1.ru_utime - ru0.ru_utime, 3),
+        "sys_s": round(ru1.ru_stime - ru0.ru_stime, 3),
+        "sync_before_s": round(sync_s, 3),
         "peak_rss_bytes": peak,
         "peak_rss_gb": round(peak / GB, 3),
         "peak_rss_main_gb": round(peak_main / GB, 3),
