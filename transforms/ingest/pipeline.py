@@ -113,7 +113,7 @@ def read_tables(dataset: str, path: Path, rel: str, key: HashKey) -> tuple[list[
         return staged, None, bad, notes
 
     data = path.read_bytes()
-    if not data.strip():
+    if not data or data.isspace():
         return [], Problem("empty_file", "the file is empty"), [], notes
     cands = [p for p in pf.profiles_for(dataset, "csv") if ext in p.extensions]
     if not cands:
@@ -196,7 +196,7 @@ def read_simple(dataset: str, path: Path) -> tuple[rd.RawTable, pf.Match, list[s
         return None
     data = path.read_bytes()
     cands = [p for p in pf.profiles_for(dataset, "csv") if ext in p.extensions]
-    if not cands or not data.strip():
+    if not cands or not data or data.isspace():
         return None
     best, _ = _best_layout(cands, data)
     if best is None:
