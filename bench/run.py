@@ -907,11 +907,11 @@ def _main(a: argparse.Namespace, api: dict) -> int:
 def remove_run_folders(runs_dir: Path) -> None:
     """Delete the runs' ``*-out`` / ``*-work`` folders, then flush.
 
-    Never between measured runs: deleting a run's 30,000 files just before the next run added
-    system time to it, more with every repetition (10M, three runs in a row: 4.8, 13.7, 18.5
-    CPU-seconds of system time; 1M: 1.7 s with fresh folders against 2.3-3.7 s after deleting
-    the last run's; ext4 with online discard here). So every repetition writes fresh folders
-    and they are all deleted at the end.
+    Never between measured runs: a run that starts right after a large deletion (a run's 30,000
+    files) pays for it in system time, more with every repetition (10M, three runs in a row
+    reusing one folder: 4.8, 13.7, 18.5 CPU-seconds of system time; 1M: 1.6-1.7 s with fresh
+    folders against 1.8-3.7 s after deleting the last run's; ext4 mounted with discard here).
+    So every repetition writes fresh folders, deleted here at the start and the end of a bench.
     """
     for p in [*runs_dir.glob("*-out"), *runs_dir.glob("*-work")]:
         shutil.rmtree(p, ignore_errors=True)
