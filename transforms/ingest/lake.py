@@ -62,24 +62,26 @@ def _tmp(path: Path) -> Path:
     return path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
 
 
-def write_parquet_atomic(frame: pl.DataFrame, path: Path) -> None:
+@contextlib.contextmanager
+def _atomic(path: Path):
+    """Yield a temporary name beside ``path``; renamed into place when the block succeeds."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp(path)
     try:
-        frame.write_parquet(tmp, statistics=True, compression=COMPRESSION)
+        yield tmp
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def write_parquet_atomic(frame: pl.DataFrame, path: Path) -> None:
+    with _atomic(path) as tmp:
+        frame.write_parquet(tmp, statistics=True, compression=COMPRESSION)
 
 
 def write_text_atomic(text: str, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp(path)
-    try:
+    with _atomic(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def load_manifest(lake: Path) -> dict:
@@ -125,13 +127,8 @@ def write_run_rows(lake: Path, dataset: str, rows: pl.DataFrame, run_tag: str, f
         rel = f"{fmt.format(k)}/{_part_name(run_tag)}"
         part = (rows.lazy() if key is None else rows.lazy().filter(key == k)).select(cols)
         path = lake / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = _tmp(path)
-        try:
+        with _atomic(path) as tmp:
             part.sink_parquet(tmp, statistics=True, compression=COMPRESSION)
-            os.replace(tmp, path)
-        finally:
-            tmp.unlink(missing_ok=True)
         for s_ in pl.scan_parquet(path).select(pl.col("_file_sha256").unique(maintain_order=True)).collect().to_series().to_list():
             out.setdefault(s_, []).append(rel)
     return out

@@ -314,6 +314,16 @@ def _masked_ssns(values: pl.Series, ssn_digits: frozenset[str]) -> pl.Series:
     return values.replace(m.get_column("v"), m.get_column("m"))
 
 
+def _suite_frame(dataset: str, staged: pl.DataFrame, text: pl.DataFrame, now: datetime) -> pl.DataFrame:
+    """What the suite checks: the staged columns and the helper columns, ``__line`` last."""
+    return va.helper_columns(dataset, staged.drop("__line").with_columns(staged.get_column("__line")), text, now)
+
+
+def _maskable(frame: pl.DataFrame) -> list[str]:
+    """The text columns masked for ssns before the suite sees them (the hash is not an ssn)."""
+    return [c for c, t in frame.schema.items() if t == pl.String and c != "ssn_hash"]
+
+
 def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Path | None, engine: str = "polars") -> None:
     dataset = st.dataset
     sole = _sole_employer(st)
@@ -349,10 +359,9 @@ def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Pat
 
     frame = st.staged.filter(~pl.col("__line").is_in(struct_lines)) if struct_lines else st.staged
     text = st.text.filter(~pl.col("__line").is_in(struct_lines)) if struct_lines else st.text
-    gx_frame = va.helper_columns(dataset, frame.drop("__line").with_columns(frame.get_column("__line")), text, now)
+    gx_frame = _suite_frame(dataset, frame, text, now)
     # nothing that looks like an ssn of this file reaches the suite (or GX's Data Docs)
-    strings = [c for c, t in gx_frame.schema.items() if t == pl.String and c != "ssn_hash"]
-    gx_frame = gx_frame.with_columns(_masked_ssns(gx_frame.get_column(c), st.ssn_digits) for c in strings)
+    gx_frame = gx_frame.with_columns(_masked_ssns(gx_frame.get_column(c), st.ssn_digits) for c in _maskable(gx_frame))
     if not frame.height:
         failures = []
     elif engine == "gx":
@@ -464,14 +473,13 @@ def _validate_batch(batch: list[FileWork], paths: dict[int, Path], key: HashKey,
         ), [], delimiter=table0.delimiter)
         st = stage_table(dataset, m0, raw, key, group[0][0].rel)  # __line = file index * ORDER_BASE + line
         frame = st.staged
-        gx_frame = va.helper_columns(dataset, frame.drop("__line").with_columns(frame.get_column("__line")), st.text, now)
+        gx_frame = _suite_frame(dataset, frame, st.text, now)
         flagged = va.unexpected_rows(dataset, gx_frame)
-        for c, t in gx_frame.schema.items():
-            if t == pl.String and c != "ssn_hash":
-                v = gx_frame.get_column(c)
-                masked = _masked_ssns(v, st.ssn_digits)
-                if masked is not v:
-                    flagged = flagged | masked.ne_missing(v)
+        for c in _maskable(gx_frame):
+            v = gx_frame.get_column(c)
+            masked = _masked_ssns(v, st.ssn_digits)
+            if masked is not v:
+                flagged = flagged | masked.ne_missing(v)
         dirty = set((frame.get_column("__line").filter(flagged) // ORDER_BASE).unique().to_list())
         if any(e.line is None for e in st.structural):
             dirty = {w.index for w, _, _, _ in group}
