@@ -51,9 +51,9 @@ def build(root: Path) -> dict[str, str]:
     bad = retag(by_emp[emps[6]], "100000091")
     bad[3] = ",".join(bad[3].split(",")[:5] + ["-5", *bad[3].split(",")[6:]])
     write("q1_negative_hours.csv", bad, "one by one")
-    # an employer id equal to an ssn of *another* file: the batch screen (all ssns of the
-    # batch) flags it, the file-by-file route accepts it
-    write("q2_other_files_ssn.csv", retag(by_emp[emps[7]], other_ssn), "one by one")
+    # an employer id equal to an ssn of *another* file, and in q9 to an ssn of another row of
+    # the same file: a coincidence (both are 9 digits), accepted by both routes
+    write("q2_other_files_ssn.csv", retag(by_emp[emps[7]], other_ssn), "batch")
     own = by_emp[emps[8]]
     own_ssn = own[0].split(",")[2].replace("-", "")
     write("q3_own_ssn_as_employer.csv", [",".join([own_ssn, *own[0].split(",")[1:]]), *retag(own[1:], "100000093")], "one by one")
@@ -70,6 +70,9 @@ def build(root: Path) -> dict[str, str]:
     reordered = "employee_id,employer_id,ssn,period_start,period_end,hours,gross_wages,employer_taxes"
     rows = [",".join([r.split(",")[1], r.split(",")[0], *r.split(",")[2:]]) for r in retag(by_emp[emps[4]], "100000097")]
     write("q8_columns_reordered.csv", rows, "batch", header=reordered)
+    mine = retag(by_emp[emps[3]], "100000098")
+    ssn_here = mine[-1].split(",")[2].replace("-", "")
+    write("q9_employer_id_is_another_rows_ssn.csv", mine + retag(by_emp[emps[2]], ssn_here), "batch")
     return route
 
 
@@ -108,14 +111,14 @@ def test_batches_give_exactly_the_file_by_file_result(tmp_path, monkeypatch, bat
     # every file goes one by one without batches; with them, only those that do not pass as they are
     assert len(one0) == len(files0)
     expected = sorted(f for f, how in route.items() if how == "one by one")
-    if batch_bytes < 10_000:  # p0 (whose ssn q2 uses as employer id) is in another batch than q2
-        expected.remove("payroll/q2_other_files_ssn.csv")
     assert [f for f in one1 if f.startswith("payroll/")] == expected
     # and the submission really has both kinds of file
     status = {f[0]: f[3] for f in files0}
     assert status["payroll/q1_negative_hours.csv"] == "partial"
     assert status["payroll/q2_other_files_ssn.csv"] == "accepted"
     assert status["payroll/q3_own_ssn_as_employer.csv"] == "partial"
+    assert rejects0.filter(pl.col("file") == "payroll/q3_own_ssn_as_employer.csv").get_column("rule").to_list() == ["employer_id_is_ssn"]
+    assert status["payroll/q9_employer_id_is_another_rows_ssn.csv"] == "accepted"
     assert status["payroll/q5_dashed_ssn_in_id.csv"] == "accepted"
     assert status["payroll/q7_ragged.csv"] == "partial"
     assert all(status[f] == "accepted" for f, how in route.items() if how == "batch" and "header_only" not in f)

@@ -242,16 +242,19 @@ def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> S
         *([cell("ssn").alias("ssn")] if ssn_fields else []),
     )
     ssn_digits: frozenset[str] = frozenset()
-    id_is_ssn: list[int] = []
+    id_is_ssn: list[tuple[int, str]] = []  # (line, column): an id that is the row's own ssn
     if ssn_fields:
         ssns = ssn_map(typed.get_column("ssn"))
         ssn_digits = frozenset(ssns.get_column("norm").drop_nulls().to_list())
-        if "employee_id" in typed.columns and ssn_digits:
-            ids = ssn_map(typed.get_column("employee_id"))
+        for id_col in ("employer_id", "employee_id"):
+            if id_col not in typed.columns or not ssn_digits:
+                continue
+            ids = ssn_map(typed.get_column(id_col))
             suspects = ids.filter(pl.col("norm").is_in(list(ssn_digits))).get_column("raw")
             if suspects.len():  # rare: only then compare row by row
-                same = normalize_ssn_expr("employee_id") == normalize_ssn_expr("ssn")
-                id_is_ssn = typed.filter(pl.col("employee_id").is_in(suspects) & same.fill_null(False)).get_column("__line").to_list()
+                same = normalize_ssn_expr(id_col) == normalize_ssn_expr("ssn")
+                lines = typed.filter(pl.col(id_col).is_in(suspects) & same.fill_null(False)).get_column("__line")
+                id_is_ssn += [(line, id_col) for line in lines.to_list()]
         typed = hash_ssn_column(typed, key, mapping=ssns)
     lineage = [
         pl.lit(source_file, dtype=pl.String).alias("source_file"),
@@ -266,13 +269,19 @@ def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> S
     return StagedTable(dataset, profile.name, source_file, table.sheet, staged, text, headers, raw, structural, ssn_digits, list(table.ragged))
 
 
-def structural_errors(table, source_file: str, raw: pl.DataFrame, id_is_ssn: list[int]) -> list[CellError]:
-    """Row rejects that precede validation: wrong field count, oversized cell, ssn as employee id."""
+ID_IS_SSN = {
+    "employee_id": "employee_id is the employee's ssn: use the employer's own employee number",
+    "employer_id": "employer_id is the employee's ssn (a shifted column?): the employer's 9-digit federal employer id belongs there",
+}
+
+
+def structural_errors(table, source_file: str, raw: pl.DataFrame, id_is_ssn: list[tuple[int, str]]) -> list[CellError]:
+    """Row rejects that precede validation: wrong field count, oversized cell, an id that is the
+    row's own ssn (``employee_id_is_ssn``, ``employer_id_is_ssn``: it would reach the lake)."""
     errors: list[CellError] = []
     where = source_file
-    for line in id_is_ssn:
-        errors.append(CellError(where, line, "employee_id", None, "employee_id_is_ssn",
-                                "employee_id is the employee's ssn: use the employer's own employee number"))
+    for line, col in sorted(id_is_ssn):
+        errors.append(CellError(where, line, col, None, f"{col}_is_ssn", ID_IS_SSN[col]))
     for line, cells in table.ragged:
         errors.append(CellError(where, line, None, None, "field_count",
                                 f"{len(cells)} fields where the header has {len(table.headers)}"))
