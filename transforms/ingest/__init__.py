@@ -12,7 +12,10 @@ Polars engine, files are first taken in batches of consecutive files (up to 8 MB
 those that pass as they are (read by Polars, nothing rejected before or by the suite, no cell
 masked as an ssn) are staged and validated together, which gives them exactly the file-by-file
 result at a fraction of its per-call cost; every other file goes the file-by-file route, which
-words its rejects. Two batches or files at a time. Then, over the whole run, exact duplicates
+words its rejects. A delimited file bigger than 32 MB (a bulk export of many employers) is read
+and validated in pieces of about that size, so memory holds a piece, not the file, with exactly
+the whole-file result (``pipeline._validate_in_pieces``). Two batches, files or big files at a
+time. Then, over the whole run, exact duplicates
 and overlapping periods (``cross_rows``); write accepted rows to the lake, one part per run and
 partition, replacing what corrected files supersede, and rejected rows to the quarantine
 (``lake``).

@@ -478,17 +478,49 @@ def run_suite_polars(dataset: str, frame: pl.DataFrame) -> list[Failure]:
     failures: list[Failure] = []
     for i, ck in enumerate(checks):
         n_missing, lines = int(row[2 * i]), list(row[2 * i + 1])
-        unexpected = len(lines)
-        if ck.type == "expect_column_values_to_not_be_null":  # over all rows
-            success = total == 0 or (total - unexpected) / total >= ck.mostly
-            percent = unexpected / total * 100 if total else None
-        else:  # over the non-missing values (ColumnMapExpectation._validate, _format_map_output)
-            nonnull = total - n_missing
-            success = total == 0 or nonnull == 0 or (float(nonnull) - float(unexpected)) / float(nonnull) >= ck.mostly
-            percent = unexpected / nonnull * 100 if total and nonnull else None
+        success, percent = _outcome(ck, total, n_missing, len(lines))
         if (success and ck.severity == "file") or (success and not lines):
             continue
         failures.append(Failure(rule=ck.rule, column=ck.report_column, message=ck.message,
                                 severity=ck.severity, lines=lines,
                                 unexpected_percent=float(percent or 0.0)))
     return failures
+
+
+def _outcome(ck: SuiteCheck, total: int, n_missing: int, unexpected: int) -> tuple[bool, float | None]:
+    """(success, unexpected percent) of one expectation over ``total`` rows."""
+    if ck.type == "expect_column_values_to_not_be_null":  # over all rows
+        success = total == 0 or (total - unexpected) / total >= ck.mostly
+        return success, (unexpected / total * 100 if total else None)
+    # over the non-missing values (ColumnMapExpectation._validate, _format_map_output)
+    nonnull = total - n_missing
+    success = total == 0 or nonnull == 0 or (float(nonnull) - float(unexpected)) / float(nonnull) >= ck.mostly
+    return success, (unexpected / nonnull * 100 if total and nonnull else None)
+
+
+def file_tally(dataset: str, frame: pl.DataFrame) -> list[tuple[int, int, int]]:
+    """(rows, missing, unexpected) of each file-severity expectation over ``frame``.
+
+    A big file is validated in pieces (``pipeline._validate_in_pieces``): its row expectations
+    are decided piece by piece (each tests one row), its file expectations once, on the sums
+    of the pieces' tallies (``file_failures``)."""
+    checks = [ck for ck in compile_suite(dataset) if ck.severity == "file"]
+    if not checks:
+        return []
+    exprs: list[pl.Expr] = []
+    for i, (_, missing, bad) in enumerate(_unexpected(dataset, tuple(checks), frame.schema)):
+        exprs += [missing.sum().alias(f"m{i}"), bad.sum().alias(f"u{i}")]
+    row = frame.select(exprs).row(0)
+    return [(frame.height, int(row[2 * i]), int(row[2 * i + 1])) for i in range(len(checks))]
+
+
+def file_failures(dataset: str, tally: list[tuple[int, int, int]]) -> list[Failure]:
+    """The file-severity failures of a file whose ``file_tally`` (summed over its pieces) is ``tally``."""
+    checks = [ck for ck in compile_suite(dataset) if ck.severity == "file"]
+    out = []
+    for ck, (total, n_missing, unexpected) in zip(checks, tally, strict=True):
+        success, percent = _outcome(ck, total, n_missing, unexpected)
+        if not success:
+            out.append(Failure(rule=ck.rule, column=ck.report_column, message=ck.message, severity="file",
+                               lines=[], unexpected_percent=float(percent or 0.0)))
+    return out
