@@ -58,8 +58,10 @@ def build(root: Path) -> dict[str, str]:
     own_ssn = own[0].split(",")[2].replace("-", "")
     write("q3_own_ssn_as_employer.csv", [",".join([own_ssn, *own[0].split(",")[1:]]), *retag(own[1:], "100000093")], "one by one")
     quoted = retag(by_emp[emps[9]], "100000094")
-    quoted[0] = '"' + quoted[0].replace(",", '","') + '"'
-    write("q4_quoted.csv", quoted, "one by one")
+    quoted[0] = '"' + quoted[0].replace(",", '","') + '"'  # every field quoted: Polars' reader
+    quoted[1] = ",".join(['"' + c.replace("E", 'E,""') + '"' if c.startswith("E") else c for c in quoted[1].split(",")])
+    write("q4_quoted.csv", quoted[:1] + quoted[2:], "batch")
+    write("q4b_quote_inside.csv", retag(quoted[1:2], "100000099"), "one by one")  # a delimiter and a quote inside quotes
     sneaky = retag(by_emp[emps[9]], "100000095")
     sneaky[1] = ",".join([sneaky[1].split(",")[0], "ID 123-45-6789", *sneaky[1].split(",")[2:]])
     write("q5_dashed_ssn_in_id.csv", sneaky, "one by one")

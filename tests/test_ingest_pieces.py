@@ -74,7 +74,8 @@ def build(root: Path) -> None:
     write(pay / "e_sole_employer.csv", header, one)
 
     quoted = retag(rows, "6")
-    quoted[-4] = ['"' + c + '"' for c in quoted[-4]]  # Polars' reader is not used: read whole
+    quoted[-4] = ['"' + c + '"' for c in quoted[-4]]  # quoted fields are fine, but
+    quoted[-5][1] = '"' + quoted[-5][1] + ', jr"'  # a delimiter inside quotes: read whole
     write(pay / "f_quoted.csv", header, quoted)
 
 

@@ -123,6 +123,11 @@ def test_vendor_crlf_and_pipe_take_fast_path(sample: Path) -> None:
         (b"a,b", ["utf-8"]),
         (b"a\n1\n 2 \n", ["utf-8"]),  # one column
         (b"a,b\n ,x\n", ["utf-8"]),
+        (b'a,b\n"x",2\n', ["utf-8"]),  # quoted cells: every field, or only some
+        (b'"a","b"\r\n"1","2"\r\n"3",""\r\n" ","x"\r\n', ["utf-8"]),
+        ('"n","name"\n"1"," Café "\n2,"x"'.encode(), ["utf-8", "cp1252"]),
+        (b'\xef\xbb\xbf"a","b"\n"1",2\n', ["utf-8"]),
+        (b'"a"\n"x"\n" y"\nz\n', ["utf-8"]),
     ],
 )
 def test_simple_files_take_fast_path(data: bytes, encodings: list[str]) -> None:
@@ -133,7 +138,18 @@ def test_simple_files_take_fast_path(data: bytes, encodings: list[str]) -> None:
     ("data", "encodings"),
     [
         (b'a,b\n"x\ny",2\n3,4\n', ["utf-8"]),  # quoted field with an embedded newline
-        (b'a,b\n"x",2\n', ["utf-8"]),  # any quote
+        (b'a,b\n"x""y",2\n', ["utf-8"]),  # a doubled quote inside a quoted cell
+        (b'a,b\nx"y,2\n', ["utf-8"]),  # a quote inside a plain cell
+        (b'a,b\n "x",2\n', ["utf-8"]),  # a space before the opening quote
+        (b'a,b\n"x" ,2\n', ["utf-8"]),  # ... after the closing one
+        (b'a,b\n",2\n', ["utf-8"]),  # a lone quote
+        (b'a,b\n"x,2\n', ["utf-8"]),  # an unclosed quote
+        (b'a,b\n"x,y",2\n', ["utf-8"]),  # a delimiter inside quotes
+        (b'"a"b,c\n1,2\n', ["utf-8"]),  # a quote in the header
+        (b'"a\n",b\n1,2\n', ["utf-8"]),
+        (b'a,b\n"",""\n', ["utf-8"]),  # a blank record, quoted
+        (b'a\n"', ["utf-8"]),
+        (b'"a"\n"x"\n""\n', ["utf-8"]),  # a blank record, one column
         (b"a,b\n1,2\n\n3,4\n", ["utf-8"]),  # blank line in the middle
         (b"a,b\n1,2\r\n\r\n3,4\n", ["utf-8"]),
         (b"a\n1\n\n3\n", ["utf-8"]),  # blank line, one column
@@ -224,7 +240,8 @@ def tables(draw: st.DrawFn) -> tuple[bytes, str, list[str]]:
     terminator = draw(st.sampled_from(["\n", "\r\n"]))
     if draw(st.booleans()):
         buf = io.StringIO()
-        csv.writer(buf, delimiter=delimiter, lineterminator=terminator).writerows(rows)
+        quoting = draw(st.sampled_from([csv.QUOTE_MINIMAL, csv.QUOTE_ALL, csv.QUOTE_NONNUMERIC]))
+        csv.writer(buf, delimiter=delimiter, lineterminator=terminator, quoting=quoting).writerows(rows)
         text = buf.getvalue()
     else:
         text = "".join(delimiter.join(r) + terminator for r in rows)
@@ -256,3 +273,7 @@ def test_plain_random_tables_take_fast_path(rows: list[list[str]], delimiter: st
     rows = [["h1", "h2", "h3"]] + [r if any(c.strip() for c in r) else ["x", *r[1:]] for r in rows]
     data = "".join(delimiter.join(r) + "\n" for r in rows).encode()
     assert check(data, delimiter)
+    # the same exported with every field quoted (unless a field holds the delimiter)
+    buf = io.StringIO()
+    csv.writer(buf, delimiter=delimiter, lineterminator="\n", quoting=csv.QUOTE_ALL).writerows(rows)
+    assert check(buf.getvalue().encode(), delimiter)

@@ -191,7 +191,8 @@ def _table_notes(table: rd.RawTable, enc: str, m: pf.Match) -> list[str]:
 def read_simple(dataset: str, path: Path, piece: Piece | None = None) -> tuple[rd.RawTable, pf.Match, list[str]] | None:
     """(table, match, notes) of a delimited file of a known layout that Polars' reader maps
     exactly (``readers.read_delimited_fast``): what ``read_tables`` would read, before staging.
-    None for anything else (workbooks, unknown layouts, quoted fields...): ``read_tables`` decides.
+    None for anything else (workbooks, unknown layouts, a quote inside a quoted field...):
+    ``read_tables`` decides.
     ``piece``: only those rows of the file (its header line, then the piece's lines)."""
     ext = path.suffix.lower()
     if ext == ".xlsx":
@@ -555,8 +556,9 @@ def _validate_batch(batch: list[FileWork], paths: dict[int, Path], key: HashKey,
     the ssns of the whole batch, a superset of the file's own). Such a file gets exactly what the
     file-by-file route gives it: every row passes; the per-call cost of about 40 small Polars
     queries is paid once per batch instead of once per file. Every other file (a reject, a
-    workbook, a quoted field...) is returned to go the file-by-file route, which words its
-    rejects; it has been read twice, which costs little next to the work saved on the others.
+    workbook, a quote or delimiter inside quotes...) is returned to go the file-by-file route,
+    which words its rejects; it has been read twice, which costs little next to the work saved
+    on the others.
     """
     groups: dict[tuple, list[tuple[FileWork, rd.RawTable, pf.Match, list[str]]]] = {}
     rest: list[FileWork] = []

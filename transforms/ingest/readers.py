@@ -4,6 +4,8 @@ CSV (and delimited .txt) files are parsed with the standard ``csv`` module, whic
 physical line reached after each record, so a record whose quoted field holds newlines is given
 the line it *starts* on (header = line 1). Records with the wrong number of fields are kept
 aside as ragged rows (rejected one by one, never dropped). Fully blank lines are not records.
+``read_delimited_fast`` gives the same table through Polars' CSV reader when the file is simple
+enough for that to be exact (every line one record; quotes only around whole cells).
 
 Workbooks (.xlsx) are read with openpyxl (values, not formulas); every sheet is a table whose
 line is the spreadsheet row number.
@@ -169,16 +171,19 @@ def read_delimited_fast(data: bytes, delimiter: str, encodings: list[str]) -> tu
 
     Simple (all checked on the bytes, or on what Polars read): the text is the bytes read as UTF-8
     (ASCII under an ASCII-compatible first encoding, or UTF-8 under a UTF-8 first encoding, or a
-    UTF-8 BOM, no other U+FEFF); no ``"`` and no NUL byte; every CR is part of a CRLF; no empty line
-    (nor a leading one); the first line is a non-blank header; every line has exactly the header's
-    number of delimiters; no record is blank (only whitespace cells). Then each record is one
-    physical line and the csv module would split it on the delimiter alone, as Polars does.
+    UTF-8 BOM, no other U+FEFF); no NUL byte; every CR is part of a CRLF; no empty line (nor a
+    leading one); the first line is a non-blank header; every line has exactly the header's
+    number of delimiters; every ``"`` is one of the two enclosing a whole cell (``"..."``, nothing
+    before or after, no ``"`` inside: exports that quote every field or every text field); no
+    record is blank (only whitespace cells). Then each record is one physical line and the csv
+    module would split it on the delimiter alone, as Polars does, and take the quotes off.
     The result equals ``read_delimited(*decode(...))`` with the encoding ``decode`` reports.
     """
     if len(delimiter) != 1 or not delimiter.isascii() or delimiter in '\r\n"\x00':
         return None
-    if b'"' in data or b"\x00" in data:
+    if b"\x00" in data:
         return None
+    quotes = data.count(b'"')
     enc = _fast_encoding(data, encodings)
     if enc is None:
         return None
@@ -190,6 +195,11 @@ def read_delimited_fast(data: bytes, delimiter: str, encodings: list[str]) -> tu
     end = data.find(b"\n", start)
     header_text = data[start:] if end < 0 else data[start:end]
     cells = header_text.decode("utf-8").removesuffix("\r").split(delimiter)
+    enclosed = sum(_enclosed(c) for c in cells) if quotes else 0
+    if quotes:
+        if any(c.count('"') != 2 * _enclosed(c) for c in cells):
+            return None
+        cells = [c[1:-1] if _enclosed(c) else c for c in cells]
     headers = [c.strip() for c in cells]
     if not any(headers):
         return None
@@ -205,7 +215,7 @@ def read_delimited_fast(data: bytes, delimiter: str, encodings: list[str]) -> tu
         return None  # Polars drops a delimiter ending a last line that has no newline
     schema = {f"c{i}": pl.String for i in range(n)}
     if n_lines == 1:
-        return RawTable(headers, 1, _table(headers, 1, [], []), [], delimiter=delimiter), enc
+        return (RawTable(headers, 1, _table(headers, 1, [], []), [], delimiter=delimiter), enc) if quotes == 2 * enclosed else None
     try:
         frame = pl.read_csv(
             data, has_header=False, skip_lines=1, separator=delimiter, quote_char=None,
@@ -218,12 +228,27 @@ def read_delimited_fast(data: bytes, delimiter: str, encodings: list[str]) -> tu
     if frame.height != n_lines - 1 or frame.columns != ["__line", *schema]:
         return None
     frame = frame.select(*schema, pl.col("__line").cast(pl.Int64))
+    if quotes:
+        # each cell has at least two quotes when it is enclosed, so the file's quotes number
+        # twice the enclosed cells exactly when no other quote is anywhere
+        q = '"'
+        body = frame.select(pl.sum_horizontal(
+            (pl.col(c).str.starts_with(q) & pl.col(c).str.ends_with(q) & (pl.col(c).str.len_bytes() >= 2)).sum() for c in schema
+        )).item()
+        if quotes != 2 * (enclosed + body):
+            return None
+        frame = frame.with_columns(pl.col(c).str.strip_prefix(q).str.strip_suffix(q) for c in schema)
     blank0 = pl.col("c0").str.strip_chars(_PY_WHITESPACE) == ""
     if frame.select(blank0.any()).item():
         blank = pl.all_horizontal([pl.col(c).str.strip_chars(_PY_WHITESPACE) == "" for c in schema])
         if frame.select(blank.any()).item():
             return None  # a blank record: the csv route skips it
     return RawTable(headers, 1, frame, [], delimiter=delimiter), enc
+
+
+def _enclosed(cell: str) -> bool:
+    """A cell enclosed in quotes: ``"..."`` (at least the two quotes)."""
+    return len(cell) >= 2 and cell[0] == '"' and cell[-1] == '"'
 
 
 def _cell_text(v: object) -> str | None:
