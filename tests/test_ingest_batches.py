@@ -125,3 +125,25 @@ def test_batches_give_exactly_the_file_by_file_result(tmp_path, monkeypatch, bat
     assert status["payroll/q7_ragged.csv"] == "partial"
     assert all(status[f] == "accepted" for f, how in route.items() if how == "batch" and "header_only" not in f)
     assert lake0.height > 1000
+
+
+def test_read_simple_many_is_read_simple_file_by_file(tmp_path):
+    """One joint read per layout (and the layout sniffed once per header line) gives each file
+    what reading it alone gives: every fixture file, and the files ``build`` writes."""
+    build(tmp_path)
+    fixtures = Path(__file__).parent / "fixtures"
+    for dataset, paths, least in [
+        ("payroll", sorted((tmp_path / "payroll").glob("*.csv")) + sorted(fixtures.rglob("*.csv")) + sorted(fixtures.rglob("*.txt")), 12),
+        ("applications", sorted(fixtures.rglob("applications*.csv")), 1),
+    ]:
+        many = pp.read_simple_many(dataset, paths)
+        read = 0
+        for path, got in zip(paths, many, strict=True):
+            one = pp.read_simple(dataset, path)
+            assert (got is None) == (one is None), path
+            if one is not None:
+                read += 1
+                (t, m, notes), (u, n, notes1) = got, one
+                assert (t.headers, t.header_line, t.delimiter, t.encoding, notes) == (u.headers, u.header_line, u.delimiter, u.encoding, notes1)
+                assert t.frame.equals(u.frame) and m == n, path
+        assert read >= least

@@ -124,3 +124,22 @@ def test_ledger_refuses_to_exceed_the_cap(tmp_path):
     assert con.sql("SELECT count(*) FROM decisions").fetchall()[0][0] == 0
     assert con.sql("SELECT count(*) FROM runs").fetchall()[0][0] == 0
     con.close()
+
+
+def test_a_run_records_every_input_file(tmp_path):
+    """The input files of a run are in the ledger, each with its path, sha256 and size (in one
+    statement: 20,000 files took 7.7 s a row at a time); a failed commit records none."""
+    con = ledger.connect(tmp_path / "l.duckdb")
+    rec = {"run_id": "r1", "kind": "annual", "tax_year": 2023, "quarter": None, "as_of": dt.date(2024, 7, 1),
+           "approval_year": 2024, "policy": "fcfs", "cap_cents": 500, "settings_json": "{}", "params_version": "v",
+           "inputs_sha256": "x", "status": "completed", "started_at": ledger.now_utc(),
+           "committed_at": ledger.now_utc(), "summary_json": "{}"}
+    files = [{"path": f"payroll/emp_{i:05d}.csv", "sha256": f"{i:064x}", "bytes": 1000 + i} for i in range(3000)]
+    empty = pl.DataFrame(schema={c: pl.String for c in ledger.DECISION_COLUMNS})
+    ledger.commit_run(con, rec, empty, files, 500)
+    got = con.sql("SELECT run_id, path, sha256, bytes FROM input_files ORDER BY path").fetchall()
+    assert got == [("r1", f["path"], f["sha256"], f["bytes"]) for f in files]
+    with pytest.raises(duckdb.ConstraintException):  # a second run with the same id fails whole
+        ledger.commit_run(con, rec, empty, files[:1], 500)
+    assert con.sql("SELECT count(*) FROM input_files").fetchall()[0][0] == 3000
+    con.close()

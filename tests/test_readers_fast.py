@@ -277,3 +277,54 @@ def test_plain_random_tables_take_fast_path(rows: list[list[str]], delimiter: st
     buf = io.StringIO()
     csv.writer(buf, delimiter=delimiter, lineterminator="\n", quoting=csv.QUOTE_ALL).writerows(rows)
     assert check(buf.getvalue().encode(), delimiter)
+
+
+# --- many files, one read -------------------------------------------------------------------------
+
+def same(a: tuple[RawTable, str] | None, b: tuple[RawTable, str] | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    (t, e), (u, f) = a, b
+    return (e, t.headers, t.header_line, t.ragged, t.delimiter) == (f, u.headers, u.header_line, u.ragged, u.delimiter) \
+        and t.frame.schema == u.frame.schema and t.frame.equals(u.frame)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(tables(), min_size=1, max_size=6))
+def test_many_files_read_at_once_equal_one_by_one(cases: list[tuple[bytes, str, list[str]]]) -> None:
+    _, delimiter, encodings = cases[0]
+    datas = [d for d, _, _ in cases]
+    many = rd.read_delimited_fast_many(datas, delimiter, encodings)
+    assert len(many) == len(datas)
+    for data, got in zip(datas, many, strict=True):
+        assert same(got, read_delimited_fast(data, delimiter, encodings))
+
+
+def test_many_generated_files_equal_one_by_one(sample: Path) -> None:
+    files = sorted((sample / "payroll").glob("*.csv")) + sorted((sample / "mix").rglob("*.csv"))
+    datas = [p.read_bytes() for p in files]
+    many = rd.read_delimited_fast_many(datas, ",", ["utf-8"])
+    assert all(same(a, read_delimited_fast(d, ",", ["utf-8"])) for a, d in zip(many, datas, strict=True))
+    assert sum(x is not None for x in many) >= 6
+
+
+def test_many_files_take_one_read(monkeypatch) -> None:
+    datas = [("h1,h2,h3\n" + "".join(f"{i},x{j},{j}.5\n" for j in range(i % 7 + 1))).encode() for i in range(30)]
+    odd = [
+        b'"h1","h2","h3"\n"1","x",""\n',  # quoted cells: joined, then its quotes checked and taken off
+        b"h1,h2,h3\n1,2,3\n , ,\n",  # a blank record: joined, then found (None)
+        b"h1,h2,h3\n1,2,3",  # no final newline: read alone
+        b"h1,h2,h3\n",  # header only: nothing to read
+        b'h1,h2,h3\n"1,2",3\n',  # a delimiter inside quotes: None before any read
+    ]
+    datas = odd[:2] + datas + odd[2:]
+    one = [read_delimited_fast(d, ",", ["utf-8"]) for d in datas]
+    calls = []
+    real = rd._read_rows
+    monkeypatch.setattr(rd, "_read_rows", lambda *a: calls.append(1) or real(*a))
+    many = rd.read_delimited_fast_many(datas, ",", ["utf-8"])
+    assert all(same(a, b) for a, b in zip(many, one, strict=True))
+    assert [x is None for x in many] == [False, True] + [False] * 30 + [False, False, True]
+    assert many[0][0].frame.row(0) == ("1", "x", "", 2)
+    assert [t.frame.height for t, _ in many[2:32]] == [i % 7 + 1 for i in range(30)]
+    assert len(calls) == 2  # one joint read, and the file without a final newline

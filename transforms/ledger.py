@@ -185,8 +185,15 @@ def commit_run(
         con.execute(
             f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})", [run[c] for c in cols]
         )
-        for f in input_files:
-            con.execute("INSERT INTO input_files VALUES (?, ?, ?, ?)", [run["run_id"], f["path"], f["sha256"], f["bytes"]])
+        if input_files:  # one statement (a row at a time took 7.7 s for 20,000 files)
+            files = pl.DataFrame(
+                {"run_id": [run["run_id"]] * len(input_files), "path": [f["path"] for f in input_files],
+                 "sha256": [f["sha256"] for f in input_files], "bytes": [f["bytes"] for f in input_files]},
+                schema={"run_id": pl.String, "path": pl.String, "sha256": pl.String, "bytes": pl.Int64},
+            )
+            con.register("new_input_files", files.to_arrow())
+            con.execute("INSERT INTO input_files SELECT run_id, path, sha256, bytes FROM new_input_files")
+            con.unregister("new_input_files")
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")

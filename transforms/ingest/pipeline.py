@@ -217,6 +217,54 @@ def read_simple(dataset: str, path: Path, piece: Piece | None = None) -> tuple[r
     return table, m, _table_notes(table, enc, m)
 
 
+def read_simple_many(dataset: str, paths: list[Path]) -> list[tuple[rd.RawTable, pf.Match, list[str]] | None]:
+    """``[read_simple(dataset, p) for p in paths]``, with one call of Polars' reader per layout
+    (``readers.read_delimited_fast_many``) and the layout found once per header line."""
+    out: list[tuple[rd.RawTable, pf.Match, list[str]] | None] = [None] * len(paths)
+    groups: dict[tuple[str, tuple[str, ...]], list[tuple[int, bytes, pf.Match]]] = {}
+    layouts: dict[tuple[str, bytes], tuple[pf.Match, str] | None] = {}
+    for i, path in enumerate(paths):
+        ext = path.suffix.lower()
+        if ext == ".xlsx":
+            continue
+        data = path.read_bytes()
+        cands = [p for p in pf.profiles_for(dataset, "csv") if ext in p.extensions]
+        if not cands or not data or data.isspace():
+            continue
+        line = data.split(b"\n", 1)[0]
+        key = (ext, line) if _first_record(line, cands) else None
+        if key is not None and key in layouts:
+            best = layouts[key]
+        else:
+            best, _ = _best_layout(cands, data)
+            if key is not None:
+                layouts[key] = best
+        if best is not None:
+            m, delim = best
+            groups.setdefault((delim, tuple(m.profile.encodings)), []).append((i, data, m))
+    for (delim, encodings), items in groups.items():
+        got = rd.read_delimited_fast_many([data for _, data, _ in items], delim, list(encodings))
+        for (i, _, m), fast in zip(items, got, strict=True):
+            if fast is None:
+                continue
+            table, enc = fast
+            m = pf.match_headers(m.profile, table.headers)
+            if m.ok and not table.ragged:
+                out[i] = (table, m, _table_notes(table, enc, m))
+    return out
+
+
+def _first_record(line: bytes, cands: list) -> bool:
+    """Whether the header sniffed for the layout (``readers.sniff_header``) is this first line
+    whatever else the file holds: ASCII (read alike as UTF-8 or Latin-1), no quote and no CR in
+    it (a record of its own for the csv module), and not blank under any candidate delimiter."""
+    text = line.removesuffix(b"\r")
+    if not text.isascii() or b'"' in text or b"\r" in text:
+        return False
+    delims = {d for p in cands for d in p.delimiters}
+    return any(not ch.isspace() and ch not in delims for ch in text.decode("ascii"))
+
+
 # --- big files, in pieces ------------------------------------------------------------------------
 
 PIECE_BYTES = 32 * 2**20  # a delimited file bigger than this is read and validated in pieces of about this size
@@ -562,8 +610,8 @@ def _validate_batch(batch: list[FileWork], paths: dict[int, Path], key: HashKey,
     """
     groups: dict[tuple, list[tuple[FileWork, rd.RawTable, pf.Match, list[str]]]] = {}
     rest: list[FileWork] = []
-    for w in batch:
-        got = read_simple(w.dataset, paths[w.index])
+    read = read_simple_many(batch[0].dataset, [paths[w.index] for w in batch])  # a batch is of one dataset
+    for w, got in zip(batch, read, strict=True):
         if got is None:
             rest.append(w)
             continue

@@ -179,6 +179,69 @@ def read_delimited_fast(data: bytes, delimiter: str, encodings: list[str]) -> tu
     module would split it on the delimiter alone, as Polars does, and take the quotes off.
     The result equals ``read_delimited(*decode(...))`` with the encoding ``decode`` reports.
     """
+    c = _check_bytes(data, delimiter, encodings)
+    if c is None:
+        return None
+    if c.n_lines == 1:
+        return (RawTable(c.headers, 1, _table(c.headers, 1, [], []), [], delimiter=delimiter), c.enc) if c.quotes == 2 * c.enclosed else None
+    frame = _read_rows(data[c.body:], delimiter, c.n)
+    if frame is None or frame.height != c.n_lines - 1:
+        return None
+    frame = _finish(frame.with_columns(pl.col("__line") + 2), c)
+    return None if frame is None else (RawTable(c.headers, 1, frame, [], delimiter=delimiter), c.enc)
+
+
+def read_delimited_fast_many(datas: list[bytes], delimiter: str, encodings: list[str]) -> list[tuple[RawTable, str] | None]:
+    """``[read_delimited_fast(d, delimiter, encodings) for d in datas]``, with one call of Polars'
+    reader for all the files of a number of columns (about 0.5 ms a call: a submission of 20,000
+    employer files spent 20 s calling it). The byte checks are each file's; the rows of each
+    file are a slice of the joint read (every line is one record, so reading the files' rows one
+    after another gives each file's rows)."""
+    out: list[tuple[RawTable, str] | None] = [None] * len(datas)
+    joint: dict[int, list[tuple[int, _Checked]]] = {}
+    for i, data in enumerate(datas):
+        c = _check_bytes(data, delimiter, encodings)
+        if c is None:
+            continue
+        if c.n_lines == 1 or not data.endswith(b"\n"):  # no rows, or a last line without newline
+            out[i] = read_delimited_fast(data, delimiter, encodings)
+        else:
+            joint.setdefault(c.n, []).append((i, c))
+    for n, group in joint.items():
+        rows = [c.n_lines - 1 for _, c in group]
+        frame = _read_rows(b"".join(datas[i][c.body:] for i, c in group), delimiter, n) if len(group) > 1 else None
+        if frame is None or frame.height != sum(rows):
+            for i, _ in group:
+                out[i] = read_delimited_fast(datas[i], delimiter, encodings)
+            continue
+        # each file's physical lines (2, 3, ...), and its checks only where the joint frame needs them
+        frame = frame.with_columns(pl.int_ranges(pl.Series(rows, dtype=pl.Int64)).explode().alias("__line") + 2)
+        blank0 = frame.select((pl.col("c0").str.strip_chars(_PY_WHITESPACE) == "").any()).item()
+        offset = 0
+        for (i, c), k in zip(group, rows, strict=True):
+            part = frame.slice(offset, k)
+            offset += k
+            if c.quotes or blank0:
+                part = _finish(part, c)
+            out[i] = None if part is None else (RawTable(c.headers, 1, part, [], delimiter=delimiter), c.enc)
+    return out
+
+
+@dataclass
+class _Checked:
+    """What the byte checks of ``read_delimited_fast`` found in a file."""
+
+    headers: list[str]
+    enc: str
+    n: int  # columns
+    n_lines: int  # lines, the header's included
+    quotes: int  # '"' in the file
+    enclosed: int  # header cells enclosed in quotes
+    body: int  # the offset of the first row (after the header line)
+
+
+def _check_bytes(data: bytes, delimiter: str, encodings: list[str]) -> _Checked | None:
+    """The checks of ``read_delimited_fast`` made on the bytes; None when one fails."""
     if len(delimiter) != 1 or not delimiter.isascii() or delimiter in '\r\n"\x00':
         return None
     if b"\x00" in data:
@@ -213,37 +276,46 @@ def read_delimited_fast(data: bytes, delimiter: str, encodings: list[str]) -> tu
         return None  # with Polars refusing longer lines below, every line has n - 1 delimiters
     if not data.endswith(b"\n") and data[data.rfind(b"\n") + 1:].count(d) != n - 1:
         return None  # Polars drops a delimiter ending a last line that has no newline
+    return _Checked(headers, enc, n, n_lines, quotes, enclosed, len(data) if end < 0 else end + 1)
+
+
+def _read_rows(rows: bytes, delimiter: str, n: int) -> pl.DataFrame | None:
+    """Polars' reader over rows without a header: ``c0..c<n-1>`` as text and ``__line`` from 0."""
     schema = {f"c{i}": pl.String for i in range(n)}
-    if n_lines == 1:
-        return (RawTable(headers, 1, _table(headers, 1, [], []), [], delimiter=delimiter), enc) if quotes == 2 * enclosed else None
     try:
         frame = pl.read_csv(
-            data, has_header=False, skip_lines=1, separator=delimiter, quote_char=None,
+            rows, has_header=False, separator=delimiter, quote_char=None,
             schema=schema, infer_schema=False, empty_string_is_null=False, null_values=None,
             comment_prefix=None, truncate_ragged_lines=False, raise_if_empty=True,
-            row_index_name="__line", row_index_offset=2,
+            row_index_name="__line",
         )
     except (pl.exceptions.PolarsError, ValueError):
         return None
-    if frame.height != n_lines - 1 or frame.columns != ["__line", *schema]:
+    if frame.columns != ["__line", *schema]:
         return None
-    frame = frame.select(*schema, pl.col("__line").cast(pl.Int64))
-    if quotes:
+    return frame.select(*schema, pl.col("__line").cast(pl.Int64))
+
+
+def _finish(frame: pl.DataFrame, c: _Checked) -> pl.DataFrame | None:
+    """The checks of ``read_delimited_fast`` made on the rows Polars read (quotes, blank records),
+    and the quotes taken off; None when one fails."""
+    cols = [f"c{i}" for i in range(c.n)]
+    if c.quotes:
         # each cell has at least two quotes when it is enclosed, so the file's quotes number
         # twice the enclosed cells exactly when no other quote is anywhere
         q = '"'
         body = frame.select(pl.sum_horizontal(
-            (pl.col(c).str.starts_with(q) & pl.col(c).str.ends_with(q) & (pl.col(c).str.len_bytes() >= 2)).sum() for c in schema
+            (pl.col(x).str.starts_with(q) & pl.col(x).str.ends_with(q) & (pl.col(x).str.len_bytes() >= 2)).sum() for x in cols
         )).item()
-        if quotes != 2 * (enclosed + body):
+        if c.quotes != 2 * (c.enclosed + body):
             return None
-        frame = frame.with_columns(pl.col(c).str.strip_prefix(q).str.strip_suffix(q) for c in schema)
+        frame = frame.with_columns(pl.col(x).str.strip_prefix(q).str.strip_suffix(q) for x in cols)
     blank0 = pl.col("c0").str.strip_chars(_PY_WHITESPACE) == ""
     if frame.select(blank0.any()).item():
-        blank = pl.all_horizontal([pl.col(c).str.strip_chars(_PY_WHITESPACE) == "" for c in schema])
+        blank = pl.all_horizontal([pl.col(x).str.strip_chars(_PY_WHITESPACE) == "" for x in cols])
         if frame.select(blank.any()).item():
             return None  # a blank record: the csv route skips it
-    return RawTable(headers, 1, frame, [], delimiter=delimiter), enc
+    return frame
 
 
 def _enclosed(cell: str) -> bool:
