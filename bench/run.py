@@ -665,7 +665,7 @@ def _main(a: argparse.Namespace, api: dict) -> int:
             "tax_year": TAX_YEAR,
             "as_of": AS_OF,
             "quick": a.quick,
-            "repeat": 1 if a.quick else max(1, a.repeat),
+            "repeat": repeat,
             "prefect_api": api,
         },
         "load_avg_start": os.getloadavg(),

@@ -195,41 +195,27 @@ def read_simple(dataset: str, path: Path, piece: Piece | None = None) -> tuple[r
     ``read_tables`` decides.
     ``piece``: only those rows of the file (its header line, then the piece's lines)."""
     ext = path.suffix.lower()
-    if ext == ".xlsx":
-        return None
-    data = path.read_bytes() if piece is None else piece.read(path)
-    cands = [p for p in pf.profiles_for(dataset, "csv") if ext in p.extensions]
-    if not cands or not data or data.isspace():
-        return None
-    best, _ = _best_layout(cands, data)
-    if best is None:
-        return None
-    m, delim = best
-    fast = rd.read_delimited_fast(data, delim, list(m.profile.encodings))
-    if fast is None:
-        return None
-    table, enc = fast
-    m = pf.match_headers(m.profile, table.headers)
-    if not m.ok or table.ragged:
-        return None
-    if piece is not None and piece.first_line != 2:
-        table.frame = table.frame.with_columns(pl.col("__line") + (piece.first_line - 2))
-    return table, m, _table_notes(table, enc, m)
+    data = b"" if ext == ".xlsx" else path.read_bytes() if piece is None else piece.read(path)
+    got = _read_simple(dataset, [(ext, data)])[0]
+    if got is not None and piece is not None and piece.first_line != 2:
+        got[0].frame = got[0].frame.with_columns(pl.col("__line") + (piece.first_line - 2))
+    return got
 
 
 def read_simple_many(dataset: str, paths: list[Path]) -> list[tuple[rd.RawTable, pf.Match, list[str]] | None]:
     """``[read_simple(dataset, p) for p in paths]``, with one call of Polars' reader per layout
     (``readers.read_delimited_fast_many``) and the layout found once per header line."""
-    out: list[tuple[rd.RawTable, pf.Match, list[str]] | None] = [None] * len(paths)
+    return _read_simple(dataset, [(p.suffix.lower(), b"" if p.suffix.lower() == ".xlsx" else p.read_bytes()) for p in paths])
+
+
+def _read_simple(dataset: str, files: list[tuple[str, bytes]]) -> list[tuple[rd.RawTable, pf.Match, list[str]] | None]:
+    """``read_simple`` of each (extension, bytes)."""
+    out: list[tuple[rd.RawTable, pf.Match, list[str]] | None] = [None] * len(files)
     groups: dict[tuple[str, tuple[str, ...]], list[tuple[int, bytes, pf.Match]]] = {}
     layouts: dict[tuple[str, bytes], tuple[pf.Match, str] | None] = {}
-    for i, path in enumerate(paths):
-        ext = path.suffix.lower()
-        if ext == ".xlsx":
-            continue
-        data = path.read_bytes()
+    for i, (ext, data) in enumerate(files):
         cands = [p for p in pf.profiles_for(dataset, "csv") if ext in p.extensions]
-        if not cands or not data or data.isspace():
+        if ext == ".xlsx" or not cands or not data or data.isspace():
             continue
         line = data.split(b"\n", 1)[0]
         key = (ext, line) if _first_record(line, cands) else None
@@ -906,11 +892,10 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
         _read_and_validate(work, paths[work.index], key, now, docs_dir, engine)
         return work
 
-    # files are independent until the cross-row rules: two batches or files at a time (Polars
-    # releases the GIL; GX's context is not shared across threads). With the polars engine the
-    # files that pass as they are go through in batches; the others, and every file under gx,
-    # one by one.
-    # Big delimited files go in pieces (bounded memory), with the polars engine only.
+    # files are independent until the cross-row rules: two jobs at a time (Polars releases the
+    # GIL; GX's context is not shared across threads). With the polars engine, big delimited
+    # files go in pieces (bounded memory) and the others in batches; the files that do not pass
+    # as they are, and every file under gx, then go one by one.
     workers = 1 if engine == "gx" or len(todo) < 2 else FILE_WORKERS
     big = {w.index for w in todo if engine == "polars" and sizes[w.index] > PIECE_BYTES > 0
            and paths[w.index].suffix.lower() != ".xlsx"}

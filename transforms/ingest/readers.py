@@ -180,8 +180,11 @@ def read_delimited_fast(data: bytes, delimiter: str, encodings: list[str]) -> tu
     The result equals ``read_delimited(*decode(...))`` with the encoding ``decode`` reports.
     """
     c = _check_bytes(data, delimiter, encodings)
-    if c is None:
-        return None
+    return None if c is None else _read_checked(data, c, delimiter)
+
+
+def _read_checked(data: bytes, c: _Checked, delimiter: str) -> tuple[RawTable, str] | None:
+    """``read_delimited_fast`` of a file whose byte checks gave ``c``."""
     if c.n_lines == 1:
         return (RawTable(c.headers, 1, _table(c.headers, 1, [], []), [], delimiter=delimiter), c.enc) if c.quotes == 2 * c.enclosed else None
     frame = _read_rows(data[c.body:], delimiter, c.n)
@@ -204,15 +207,15 @@ def read_delimited_fast_many(datas: list[bytes], delimiter: str, encodings: list
         if c is None:
             continue
         if c.n_lines == 1 or not data.endswith(b"\n"):  # no rows, or a last line without newline
-            out[i] = read_delimited_fast(data, delimiter, encodings)
+            out[i] = _read_checked(data, c, delimiter)
         else:
             joint.setdefault(c.n, []).append((i, c))
     for n, group in joint.items():
         rows = [c.n_lines - 1 for _, c in group]
         frame = _read_rows(b"".join(datas[i][c.body:] for i, c in group), delimiter, n) if len(group) > 1 else None
         if frame is None or frame.height != sum(rows):
-            for i, _ in group:
-                out[i] = read_delimited_fast(datas[i], delimiter, encodings)
+            for i, c in group:
+                out[i] = _read_checked(datas[i], c, delimiter)
             continue
         # each file's physical lines (2, 3, ...), and its checks only where the joint frame needs them
         frame = frame.with_columns(pl.int_ranges(pl.Series(rows, dtype=pl.Int64)).explode().alias("__line") + 2)
