@@ -25,3 +25,29 @@ def configure() -> None:
 
 
 configure()
+
+
+KEY_BLOCK_ENV = "IMPCREDIT_HMAC_KEY_BLOCK"
+
+
+def hash_key():
+    """The ssn hash key, read where it is used (a task), never passed as a parameter.
+
+    ``IMPCREDIT_HMAC_KEY_BLOCK=<name>``: a Prefect Secret block of a configured server holds it;
+    otherwise ``transforms.pii.load_key`` (environment, key file, or the demo key).
+    """
+    from transforms.pii import HashKey, KeyError_, load_key
+
+    block = os.environ.get(KEY_BLOCK_ENV)
+    if not block:
+        return load_key()
+    from prefect.blocks.system import Secret
+
+    try:
+        value = Secret.load(block).get()
+    except (ValueError, RuntimeError) as exc:
+        raise KeyError_(f"cannot load the Prefect Secret block {block!r} holding the ssn hash key: {exc}") from None
+    key = str(value).encode()
+    if len(key) < 32:
+        raise KeyError_("the ssn hash key must be at least 32 characters long")
+    return HashKey(key, f"block:{block}")

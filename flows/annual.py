@@ -9,17 +9,19 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from flows._env import hash_key
 from flows.fanout import credit_batch, fan_out
 from transforms import annual as steps
 from transforms import ledger
 from transforms.params import Parameters
-from transforms.pii import HashKey
 from transforms.settings import Settings
 
 
 @task(cache_policy=NO_CACHE)
-def stage(input_dir: Path, workdir: Path, key: HashKey) -> steps.StagedInputs:
-    return steps.stage_inputs(input_dir, workdir, key)
+def stage(input_dir: Path, workdir: Path) -> steps.StagedInputs:
+    """The key is read here, where it is used: never a flow or task parameter (those are stored
+    in Prefect's database)."""
+    return steps.stage_inputs(input_dir, workdir, hash_key())
 
 
 @task(cache_policy=NO_CACHE)
@@ -52,7 +54,6 @@ def annual_flow(
     workdir: Path,
     params: Parameters,
     settings: Settings,
-    key: HashKey,
     wait_seconds: float = 0.0,
     batches: int = 1,
 ) -> steps.RunSummary:
@@ -60,7 +61,7 @@ def annual_flow(
     started_at = ledger.now_utc()
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
         steps.clean_stale_staging(out_dir)
-        staged = stage(input_dir, workdir, key)
+        staged = stage(input_dir, workdir)
         run_id = steps.new_run_id("annual", tax_year, staged.inputs_sha256)
         result = fan_out(credit_batch, staged.frames, batches, tax_year=tax_year, as_of=as_of, params=params,
                          settings=settings)

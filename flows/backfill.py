@@ -18,7 +18,6 @@ from prefect.states import Completed, Failed
 from flows import _env  # noqa: F401
 from flows.annual import annual_flow
 from transforms.params import Parameters
-from transforms.pii import HashKey
 from transforms.settings import Settings
 
 
@@ -85,7 +84,6 @@ def backfill_flow(
     workdir: Path,
     params: Parameters,
     settings: Settings,
-    key: HashKey,
     wait_seconds: float = 0.0,
 ):
     """Run the annual flow per tax year, in order. Each year's as-of date is ``as_of`` when given,
@@ -96,7 +94,7 @@ def backfill_flow(
         year_as_of = as_of or dt.date(year + 1, 7, 1)
         state = annual_flow(
             input_dir=year_input(input_dir, year), tax_year=year, as_of=year_as_of, out_dir=out_dir / str(year),
-            workdir=workdir, params=params, settings=settings, key=key, wait_seconds=wait_seconds,
+            workdir=workdir, params=params, settings=settings, wait_seconds=wait_seconds,
             return_state=True,
         )
         if state.is_completed():

@@ -126,20 +126,19 @@ def annual(
         from flows.annual import annual_flow
         from transforms.credits import year_params
         from transforms.params import load_parameters
-        from transforms.pii import load_key
         from transforms.settings import AllocationSettings, Settings
 
         settings = Settings(allocation=AllocationSettings(policy=policy, cap=cap))
         params = load_parameters()
         if tax_year >= int(params.value("program.first_tax_year", as_of_date)):
             year_params(params, tax_year, settings.rules)  # a missing parameter stops here, named
-        key = load_key()
+        _env.hash_key()  # a missing or bad key stops here; the flow's task reads it again where it is used
         from flows.fanout import with_task_runner
 
         with console.status("running the annual flow..."):
             summary = with_task_runner(annual_flow, dask_address)(
                 input_dir=input.resolve(), tax_year=tax_year, as_of=as_of_date, out_dir=out.resolve(),
-                workdir=workdir.resolve(), params=params, settings=settings, key=key, wait_seconds=wait,
+                workdir=workdir.resolve(), params=params, settings=settings, wait_seconds=wait,
                 batches=n,
             )
     except _known_errors() as exc:
@@ -198,9 +197,7 @@ def ingest(
         _fail(f"--input {input} is not a folder")
     try:
         from transforms.ingest import ingest_folder
-        from transforms.pii import load_key
-
-        key = load_key()
+        key = _env.hash_key()
         with console.status("ingesting..."):
             docs = (out or workdir) / "data_docs" if engine == "gx" else None
             report = ingest_folder(input.resolve(), workdir.resolve(), key, docs_dir=docs, engine=engine)

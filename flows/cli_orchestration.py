@@ -54,9 +54,8 @@ def print_quarterly(s) -> None:
 
 def _common_inputs():
     from transforms.params import load_parameters
-    from transforms.pii import load_key
-
-    return load_parameters(), load_key()
+    _env.hash_key()  # a missing or bad key stops here; the flow's task reads it again where it is used
+    return load_parameters()
 
 
 def register(app: typer.Typer) -> None:
@@ -87,11 +86,11 @@ def register(app: typer.Typer) -> None:
             from flows.quarterly import quarterly_flow
             from transforms.settings import Settings
 
-            params, key = _common_inputs()
+            params = _common_inputs()
             with c.console.status("running the quarterly estimates..."):
                 summary = with_task_runner(quarterly_flow, dask_address)(
                     input_dir=input.resolve(), tax_year=tax_year, quarter=quarter, as_of=as_of_date,
-                    out_dir=out_dir.resolve(), workdir=workdir.resolve(), params=params, settings=Settings(), key=key,
+                    out_dir=out_dir.resolve(), workdir=workdir.resolve(), params=params, settings=Settings(),
                     batches=n, wait_seconds=wait,
                 )
         except c._known_errors() as exc:
@@ -131,13 +130,13 @@ def register(app: typer.Typer) -> None:
             if policy is not None:
                 assignments["policy"] = policy
             settings = Settings().with_assignments(assignments)
-            params, key = _common_inputs()
+            params = _common_inputs()
             params = params.with_overrides(w.parse_param_overrides(w.parse_assignments(param, "--param")))
             out_dir = (out or w.default_out_dir(workdir)).resolve()
             with c.console.status("running the what-if..."):
                 outcome = with_task_runner(whatif_flow, dask_address)(
                     input_dir=input.resolve(), tax_year=tax_year, as_of=as_of_date, out_dir=out_dir,
-                    workdir=workdir.resolve(), params=params, settings=settings, key=key, assignments=assignments,
+                    workdir=workdir.resolve(), params=params, settings=settings, assignments=assignments,
                     batches=n, wait_seconds=wait,
                 )
         except c._known_errors() as exc:
@@ -169,12 +168,12 @@ def register(app: typer.Typer) -> None:
             from transforms.settings import AllocationSettings, Settings
 
             year_list = parse_years(years)
-            params, key = _common_inputs()
+            params = _common_inputs()
             settings = Settings(allocation=AllocationSettings(policy=policy, cap=cap))
             with c.console.status(f"backfilling {len(year_list)} tax years..."):
                 state = backfill_flow(
                     input_dir=input.resolve(), years=year_list, as_of=as_of_date, out_dir=out.resolve(),
-                    workdir=workdir.resolve(), params=params, settings=settings, key=key, wait_seconds=wait,
+                    workdir=workdir.resolve(), params=params, settings=settings, wait_seconds=wait,
                     return_state=True,
                 )
             report = state.result(raise_on_failure=False)

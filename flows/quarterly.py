@@ -15,22 +15,22 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
-from flows import _env  # noqa: F401
+from flows._env import hash_key
 from flows.fanout import fan_out
 from transforms import annual as steps
 from transforms import ledger
 from transforms import quarterly as q
 from transforms.params import Parameters
-from transforms.pii import HashKey
 from transforms.settings import Settings
 
 
 @task(cache_policy=NO_CACHE)
-def stage_submission(input_dir: Path, key: HashKey) -> steps.StagedInputs:
-    """Stage into a temporary lake: estimates and what-ifs never touch the workdir's lake."""
+def stage_submission(input_dir: Path) -> steps.StagedInputs:
+    """Stage into a temporary lake: estimates and what-ifs never touch the workdir's lake. The
+    key is read here, where it is used (never a flow or task parameter)."""
     tmp = Path(tempfile.mkdtemp(prefix="impcredit-stage-"))
     try:
-        staged = steps.stage_inputs(input_dir, tmp, key)
+        staged = steps.stage_inputs(input_dir, tmp, hash_key())
         staged.frames = {k: v.lazy().collect() for k, v in staged.frames.items()}  # before the lake goes
         return staged
     finally:
@@ -57,7 +57,6 @@ def quarterly_flow(
     workdir: Path,
     params: Parameters,
     settings: Settings,
-    key: HashKey,
     batches: int = 1,
     wait_seconds: float = 0.0,
 ) -> q.QuarterlySummary:
@@ -66,7 +65,7 @@ def quarterly_flow(
     started_at = ledger.now_utc()
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
         steps.clean_stale_staging(out_dir)
-        staged = stage_submission(input_dir, key)
+        staged = stage_submission(input_dir)
         run_id = steps.new_run_id(f"quarterly-q{quarter}", tax_year, staged.inputs_sha256)
         result = fan_out(estimate_batch, staged.frames, batches, tax_year=tax_year, quarter=quarter, as_of=as_of,
                          params=params, settings=settings)

@@ -43,14 +43,13 @@ def _paths() -> tuple[Path, Path, Path]:
 def scheduled_annual(tax_year: int | None = None, as_of: str | None = None):
     from flows.annual import annual_flow
     from transforms.params import load_parameters
-    from transforms.pii import load_key
     from transforms.settings import Settings
 
     inp, workdir, out = _paths()
     day = dt.date.fromisoformat(as_of) if as_of else dt.date.today()
     year = tax_year or day.year - 1
     return annual_flow(input_dir=inp, tax_year=year, as_of=day, out_dir=out / "annual" / str(year), workdir=workdir,
-                       params=load_parameters(), settings=Settings(), key=load_key(), wait_seconds=600)
+                       params=load_parameters(), settings=Settings(), wait_seconds=600)
 
 
 @flow(name="impcredit-scheduled-quarterly")
@@ -59,7 +58,6 @@ def scheduled_quarterly(tax_year: int | None = None, quarter: int | None = None,
     from flows.fanout import with_task_runner
     from flows.quarterly import quarterly_flow
     from transforms.params import load_parameters
-    from transforms.pii import load_key
     from transforms.quarterly import latest_completed_quarter
     from transforms.settings import Settings
 
@@ -69,7 +67,7 @@ def scheduled_quarterly(tax_year: int | None = None, quarter: int | None = None,
     year, q = tax_year or auto_year, quarter or auto_q
     return with_task_runner(quarterly_flow, None)(
         input_dir=inp, tax_year=year, quarter=q, as_of=day, out_dir=out / "quarterly" / f"{year}-Q{q}",
-        workdir=workdir, params=load_parameters(), settings=Settings(), key=load_key(), batches=batches,
+        workdir=workdir, params=load_parameters(), settings=Settings(), batches=batches,
         wait_seconds=600,
     )
 

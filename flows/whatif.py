@@ -15,7 +15,6 @@ from flows.quarterly import stage_submission
 from transforms import annual as steps
 from transforms import whatif as w
 from transforms.params import Parameters
-from transforms.pii import HashKey
 from transforms.settings import Settings
 
 
@@ -33,7 +32,6 @@ def whatif_flow(
     workdir: Path,
     params: Parameters,
     settings: Settings,
-    key: HashKey,
     assignments: dict | None = None,
     batches: int = 1,
     wait_seconds: float = 0.0,
@@ -41,7 +39,7 @@ def whatif_flow(
     logger = get_run_logger()
     # The lock keeps an annual run from committing while the what-if reads the ledger.
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
-        staged = stage_submission(input_dir, key)
+        staged = stage_submission(input_dir)
         run_id = steps.new_run_id("whatif", tax_year, staged.inputs_sha256)
         result = fan_out(credit_batch, staged.frames, batches, tax_year=tax_year, as_of=as_of, params=params,
                          settings=settings)

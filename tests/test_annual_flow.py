@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from transforms.generate import generate_submission
 from transforms.params import load_parameters
-from transforms.pii import load_key
 from transforms.settings import Settings
 
 EMPLOYEE_COLS = ("application_id,employer_id,employee_id,tax_year,wage_category,hours_prior,hours_current,"
@@ -31,7 +30,7 @@ def test_annual_flow_outputs_and_rerun(prefect_harness, submission, tmp_path):
     from flows.annual import annual_flow
 
     kwargs = dict(input_dir=submission, tax_year=2023, as_of=dt.date(2024, 7, 1), out_dir=tmp_path / "out",
-                  workdir=tmp_path / "work", params=load_parameters(), settings=Settings(), key=load_key({}))
+                  workdir=tmp_path / "work", params=load_parameters(), settings=Settings())
     s1 = annual_flow(**kwargs)
     out = tmp_path / "out"
     emp = (out / "employee_credits.csv").read_text().splitlines()
@@ -65,7 +64,7 @@ def test_no_ssn_anywhere_after_a_run(prefect_harness, submission, tmp_path):
     from flows.annual import annual_flow
 
     annual_flow(input_dir=submission, tax_year=2023, as_of=dt.date(2024, 7, 1), out_dir=tmp_path / "out",
-                workdir=tmp_path / "work", params=load_parameters(), settings=Settings(), key=load_key({}))
+                workdir=tmp_path / "work", params=load_parameters(), settings=Settings())
     ssns = set()
     for f in list((submission / "payroll").glob("*.csv")) + [submission / "certifications.csv"]:
         ssns |= set(pl.read_csv(f, infer_schema=False)["ssn"].to_list())

@@ -64,7 +64,7 @@ def annual(input_dir: Path, tmp: Path, *, tax_year: int = 2023, as_of=dt.date(20
 
     return annual_flow(
         input_dir=input_dir, tax_year=tax_year, as_of=as_of, out_dir=tmp / "out" / "annual", workdir=tmp / "work",
-        params=PARAMS, settings=Settings(allocation=AllocationSettings(cap=cap, policy=policy)), key=KEY,
+        params=PARAMS, settings=Settings(allocation=AllocationSettings(cap=cap, policy=policy)),
     )
 
 
@@ -73,7 +73,7 @@ def quarterly(input_dir: Path, tmp: Path, quarter: int, as_of: dt.date, tax_year
 
     return quarterly_flow(
         input_dir=input_dir, tax_year=tax_year, quarter=quarter, as_of=as_of, out_dir=tmp / "out" / f"q{quarter}",
-        workdir=tmp / "work", params=PARAMS, settings=Settings(), key=KEY, batches=batches,
+        workdir=tmp / "work", params=PARAMS, settings=Settings(), batches=batches,
     )
 
 
@@ -148,7 +148,7 @@ def test_whatif_with_the_cap_raised_changes_exactly_the_capped_awards(prefect_ha
     out = tmp_path / "work" / "whatif" / "t1"
     outcome = whatif_flow(
         input_dir=inp, tax_year=2023, as_of=dt.date(2024, 7, 1), out_dir=out, workdir=tmp_path / "work",
-        params=PARAMS, settings=settings, key=KEY, assignments={"cap": "10000000"},
+        params=PARAMS, settings=settings, assignments={"cap": "10000000"},
     )
     diff = pl.read_csv(out / "diff.csv")
     assert diff["application_id"].to_list() == ["APP-2023-002", "APP-2023-003", "APP-2023-004"]
@@ -165,7 +165,7 @@ def test_whatif_with_the_cap_raised_changes_exactly_the_capped_awards(prefect_ha
     out2 = tmp_path / "work" / "whatif" / "t2"
     whatif_flow(
         input_dir=inp, tax_year=2023, as_of=dt.date(2024, 7, 1), out_dir=out2, workdir=tmp_path / "work", params=PARAMS,
-        settings=Settings(allocation=AllocationSettings(cap=round(per_app * 1.5, 2), policy="pro-rata")), key=KEY,
+        settings=Settings(allocation=AllocationSettings(cap=round(per_app * 1.5, 2), policy="pro-rata")),
     )
     diff2 = pl.read_csv(out2 / "diff.csv")
     assert diff2.height == 4 and set(diff2["why"]) == {"policy"}
@@ -180,7 +180,7 @@ def test_backfill_runs_years_in_order_and_reports_a_failed_year(prefect_harness,
     inp = submission(cases)
     state = backfill_flow(
         input_dir=inp, years=[2023, 2022, 2099], as_of=None, out_dir=tmp_path / "out", workdir=tmp_path / "work",
-        params=PARAMS, settings=Settings(), key=KEY, return_state=True,
+        params=PARAMS, settings=Settings(), return_state=True,
     )
     report = state.result(raise_on_failure=False)
     assert state.is_failed()
@@ -201,7 +201,7 @@ def test_backfill_two_years_completes(prefect_harness, submission, tmp_path):
     inp = submission(cases)
     state = backfill_flow(
         input_dir=inp, years=[2022, 2023], as_of=None, out_dir=tmp_path / "out", workdir=tmp_path / "work",
-        params=PARAMS, settings=Settings(), key=KEY, return_state=True,
+        params=PARAMS, settings=Settings(), return_state=True,
     )
     assert state.is_completed()
     assert state.result().completed == [2022, 2023]

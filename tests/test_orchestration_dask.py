@@ -22,7 +22,7 @@ def test_quarterly_fans_out_per_employer_batch_on_a_dask_cluster(prefect_harness
     cases = [employer_case(i, f"2023-02-0{i}T09:00:00", hours=90 + 5 * i) for i in range(1, 6)]
     inp = submission(cases)
     kwargs = dict(input_dir=inp, tax_year=2023, quarter=2, as_of=dt.date(2023, 7, 15), params=PARAMS,
-                  settings=Settings(), key=KEY)
+                  settings=Settings())
     local = quarterly_flow(out_dir=tmp_path / "local", workdir=tmp_path / "w1", batches=1, **kwargs)
     with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
         on_dask = with_task_runner(quarterly_flow, cluster.scheduler_address)
@@ -43,7 +43,7 @@ def test_annual_fans_out_per_employer_batch_on_a_dask_cluster(prefect_harness, s
 
     cases = [employer_case(i, f"2023-02-0{i}T09:00:00", hours=90 + 5 * i) for i in range(1, 6)]
     inp = submission(cases)
-    kwargs = dict(input_dir=inp, tax_year=2023, as_of=dt.date(2024, 7, 1), params=PARAMS, settings=Settings(), key=KEY)
+    kwargs = dict(input_dir=inp, tax_year=2023, as_of=dt.date(2024, 7, 1), params=PARAMS, settings=Settings())
     annual_flow(out_dir=tmp_path / "local", workdir=tmp_path / "w1", batches=1, **kwargs)
     with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
         remote = with_task_runner(annual_flow, cluster.scheduler_address)(

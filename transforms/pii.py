@@ -4,6 +4,11 @@ The key comes from ``IMPCREDIT_HMAC_KEY`` (the key itself, at least 32 character
 ``IMPCREDIT_HMAC_KEY_FILE`` (a file outside the repository holding it). The demo and the tests use
 a built-in demo key and say so; a production run refuses to start without a real key when
 ``IMPCREDIT_REQUIRE_KEY=1``.
+
+The key is a secret: with it, every hashed ssn is recovered by trying the 10^9 possible numbers.
+It is held as a ``SecretBytes`` (its repr and str are masked) and is read where it is used
+(``load_key``), never passed to a Prefect flow or task, where parameters are stored in the
+API's database.
 """
 
 from __future__ import annotations
@@ -11,18 +16,32 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
+from pydantic import SecretBytes
 
 DEMO_KEY = b"impcredit-demo-key-not-for-production-use-0001"
 
 
 @dataclass(frozen=True)
 class HashKey:
-    key: bytes
-    source: str  # "env", "file:<path>" or "demo"
+    """The ssn hash key (masked in repr and str) and where it came from."""
+
+    secret: SecretBytes = field(repr=False)
+    source: str  # "env", "file:<path>", "block:<name>" or "demo"
+
+    def __init__(self, key: bytes | SecretBytes, source: str):
+        object.__setattr__(self, "secret", key if isinstance(key, SecretBytes) else SecretBytes(bytes(key)))
+        object.__setattr__(self, "source", source)
+
+    @property
+    def key(self) -> bytes:
+        return self.secret.get_secret_value()
+
+    def __reduce__(self):  # never pickled (a Dask worker, a cache): read the key where it is used
+        raise TypeError("the ssn hash key is not serialised; call transforms.pii.load_key() where it is needed")
 
     @property
     def is_demo(self) -> bool:

@@ -295,25 +295,29 @@ def _pieces(path: Path, size: int) -> list[Piece]:
 
 # --- masking -------------------------------------------------------------------------------------
 
-_SSN_DASHED = re.compile(r"(?<!\d)\d{3}[- ]\d{2}[- ]\d{4}(?!\d)")
+# ssn-shaped: 9 digits, bare or written with dashes, dots or spaces between the groups
+_SSN_SHAPED = re.compile(r"(?<!\d)\d{3}[-. ]?\d{2}[-. ]?\d{4}(?!\d)")
 _NINE = re.compile(r"(?<!\d)\d{9}(?!\d)")
 
 
-def mask_value(value: str | None, ssn_digits: frozenset[str] | None) -> str | None:
-    """Mask whatever could be an ssn in a cell kept for a reject or the quarantine.
-
-    Dashed/spaced ssn patterns are always masked; a run of 9 digits is masked when it is one of
-    the file's ssns, or always when ``ssn_digits`` is None (rows whose ssn column is unknown:
-    unknown layouts, ragged rows), at the price of masking employer ids there too.
-    """
+def mask_value(value: str | None) -> str | None:
+    """Mask every ssn-shaped value (9 digits, bare, dashed, dotted or spaced) in a cell kept for
+    a reject or the quarantine, whatever column it is in and whatever the row's own ssn cell
+    holds: a row whose ssn and employee id are swapped, or an ssn written ``987.65.4322``, keeps
+    no ssn in clear. Employer ids in those cells are masked too (the record's own
+    ``employer_id`` field keeps the employer)."""
     if value is None:
         return None
-    out = _SSN_DASHED.sub(MASK, value)
-    if ssn_digits is None:
-        return _NINE.sub(MASK, out)
-    if ssn_digits:
-        out = _NINE.sub(lambda m: MASK if m.group(0) in ssn_digits else m.group(0), out)
-    return out
+    return _SSN_SHAPED.sub(MASK, value)
+
+
+def mask_employer(value: str | None, ssn_digits: frozenset[str]) -> str | None:
+    """The ``employer_id`` field of a quarantine record: kept unless it is one of the file's
+    ssns (a shifted column); a dashed ssn pattern is always masked."""
+    if value is None:
+        return None
+    out = _SSN_SHAPED.sub(lambda m: m.group(0) if m.group(0).isdigit() else MASK, value)
+    return _NINE.sub(lambda m: MASK if m.group(0) in ssn_digits else m.group(0), out)
 
 
 def _short(v: str | None) -> str | None:
@@ -322,8 +326,8 @@ def _short(v: str | None) -> str | None:
     return v[:MAX_VALUE_CHARS] + f"... ({len(v):,} characters)"
 
 
-def _cells_json(row: dict, ssn_digits: frozenset[str]) -> str:
-    return json.dumps({k: mask_value(v, ssn_digits) for k, v in row.items() if k != "__line"}, ensure_ascii=False)
+def _cells_json(row: dict) -> str:
+    return json.dumps({k: mask_value(v) for k, v in row.items() if k != "__line"}, ensure_ascii=False)
 
 
 # --- one file ------------------------------------------------------------------------------------
@@ -364,10 +368,10 @@ def _quarantine_table(work: FileWork, table: rd.RawTable, rule: str, message: st
         line = row.pop("__line")
         cells = {table.headers[int(k[1:])] or k: v for k, v in row.items()}
         work.quarantine.append(dict(source_sheet=table.sheet, source_line=line, employer_id=None, rules=rule,
-                                    messages=message, cells=json.dumps({k: mask_value(v, None) for k, v in cells.items()}, ensure_ascii=False)))
+                                    messages=message, cells=json.dumps({k: mask_value(v) for k, v in cells.items()}, ensure_ascii=False)))
     for line, cells in table.ragged:
         work.quarantine.append(dict(source_sheet=table.sheet, source_line=line, employer_id=None, rules=rule,
-                                    messages=message, cells=json.dumps([mask_value(c, None) for c in cells], ensure_ascii=False)))
+                                    messages=message, cells=json.dumps([mask_value(c) for c in cells], ensure_ascii=False)))
 
 
 def _lookup(frame: pl.DataFrame, lines: list[int], cols: list[str]) -> dict[int, dict]:
@@ -480,7 +484,7 @@ def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Pat
     ragged = dict(st.ragged)
     for line, cells in ragged.items():
         work.quarantine.append(dict(source_sheet=st.sheet, source_line=line, employer_id=sole, rules="field_count",
-                                    messages=f"{len(cells)} fields", cells=json.dumps([mask_value(c, None) for c in cells], ensure_ascii=False)))
+                                    messages=f"{len(cells)} fields", cells=json.dumps([mask_value(c) for c in cells], ensure_ascii=False)))
 
     frame = st.staged.filter(~pl.col("__line").is_in(struct_lines)) if struct_lines else st.staged
     text = st.text.filter(~pl.col("__line").is_in(struct_lines)) if struct_lines else st.text
@@ -516,7 +520,7 @@ def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Pat
             rule, message = f.rule, f.message
             if rule in ("not_a_number", "invalid_date", "invalid_timestamp", "missing_value") and (raw is None or not raw.replace("+", "").strip()):
                 rule, message = "missing_value", "empty"
-            value = None if f.column == "ssn" else mask_value(raw, st.ssn_digits)
+            value = None if f.column == "ssn" else mask_value(raw)
             pending.append((line, f.column, rule, message, value))
             bad.setdefault(line, []).append(rule)
     flush()
@@ -555,9 +559,9 @@ def _quarantine_rows(work: FileWork, st: StagedTable, lines: list[int], rules: d
         line = row["__line"]
         rl = sorted(set(rules.get(line) or work.rejected_lines.get((st.sheet, line), [])))
         work.quarantine.append(dict(
-            source_sheet=st.sheet, source_line=line, employer_id=mask_value(emp.get(line), st.ssn_digits),
+            source_sheet=st.sheet, source_line=line, employer_id=mask_employer(emp.get(line), st.ssn_digits),
             rules=";".join(rl), messages=message or " | ".join(dict.fromkeys(msgs.get(line, []))),
-            cells=_cells_json(row, st.ssn_digits),
+            cells=_cells_json(row),
         ))
 
 
@@ -808,7 +812,7 @@ def _cross_row_records(dataset: str, xr: pl.DataFrame, allrows: pl.DataFrame, by
             value = None
             if row["column"] in st.text.columns:
                 value = _lookup(st.text, [row["__line"]], [row["column"]]).get(row["__line"], {}).get(row["column"])
-            w.rejects.append(dict(file=w.where(row["source_sheet"]), line=row["__line"], column=header, value=mask_value(value, st.ssn_digits),
+            w.rejects.append(dict(file=w.where(row["source_sheet"]), line=row["__line"], column=header, value=mask_value(value),
                                   rule=row["rule"], message=row["message"], employer_id=row["employer_id"]))
             w.rejected_lines.setdefault((row["source_sheet"], row["__line"]), []).append(row["rule"])
         for st in tables:
