@@ -49,13 +49,26 @@ def render_text(r: dict, console: Console) -> None:
             t.add_row(x["code"], x["words"], x["citation"])
         console.print(t)
     s = Table(title=f"Submitted payroll lines ({r['sources']['payroll_totals']['rows']} rows, periods overlapping t-1..t)")
-    for c in ("file", "sheet", "line", "period", "hours", "gross_wages", "employer_taxes"):
+    for c in ("file", "sheet", "line", "check", "period", "hours", "gross_wages", "employer_taxes", "note"):
         s.add_column(c, justify="right" if c in ("line", "hours", "gross_wages", "employer_taxes") else "left")
     for x in r["sources"]["payroll"]:
+        note = "netted (a reversal)" if x.get("netted") else ""
+        if (x.get("line_count") or 1) > 1:
+            note = ", ".join(filter(None, [note, f"{x['line_count']} code lines"]))
         s.add_row(_fmt(x.get("source_file")), _fmt(x.get("source_sheet")), _fmt(x.get("source_line")),
-                  f"{x.get('period_start')}..{x.get('period_end')}", _fmt(x.get("hours")), _fmt(x.get("gross_wages")),
-                  _fmt(x.get("employer_taxes")))
+                  _fmt(x.get("check_id")), f"{x.get('period_start')}..{x.get('period_end')}", _fmt(x.get("hours")),
+                  _fmt(x.get("gross_wages")), _fmt(x.get("employer_taxes")), note)
     console.print(s)
+    if r.get("netted_lines"):
+        console.print(f"Reversals netted against the other lines of the year: {r['netted_lines']}")
+    if r["sources"].get("code_lines"):
+        cl = Table(title="Code lines summed into the rows above (line-per-code export)")
+        for c in ("file", "line", "row line", "check", "code", "counts as", "hours", "amount"):
+            cl.add_column(c, justify="right" if c in ("line", "row line", "hours", "amount") else "left")
+        for x in r["sources"]["code_lines"]:
+            cl.add_row(_fmt(x.get("source_file")), _fmt(x.get("source_line")), _fmt(x.get("row_line")), _fmt(x.get("check_id")),
+                       _fmt(x.get("code")), _fmt(x.get("counts_as")), _fmt(x.get("hours")), _fmt(x.get("amount")))
+        console.print(cl)
     ck = r["check"]
     c = Table(title="Check: recomputed from the quantities above " + ("[green]OK[/]" if ck["ok"] else "[red]MISMATCH[/]"))
     for col in ("item", "recomputed", "stored", "ok"):

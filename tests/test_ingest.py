@@ -23,7 +23,9 @@ FIX = Path(__file__).parent / "fixtures"
 CANON = FIX / "canonical_small"
 KEY = load_key({})
 NOW = datetime(2026, 1, 1, 12, 0)
-VALUES = [c for c in schema.PAYROLL if c not in schema.LINEAGE]
+# what every layout of the same payroll stages to alike (a vendor layout may carry check ids and
+# pay dates the canonical sample lacks; a line-per-code layout sums several lines into a row)
+VALUES = [c for c in schema.PAYROLL if c not in schema.LINEAGE and c not in ("check_id", "pay_date", "line_count")]
 
 
 def check_counts(report: IngestReport) -> None:
@@ -111,8 +113,10 @@ def test_vendor_number_and_date_formats(tmp_path):
     assert lake.get_column("hours").to_list() == [82.5]
     assert lake.get_column("gross_wages").to_list() == [1256.25]
     assert lake.get_column("employer_id").to_list() == ["100000001"]
-    # "(12.50)" parsed as -12.50, then rejected by rule (employer taxes are never negative)
-    assert report.rejects.select("line", "rule", "value").rows() == [(3, "taxes_negative", "(12.50)")]
+    # "(12.50)" parsed as -12.50: a reversal nets against the employee's year, but employee 8 has
+    # nothing else in 2023, so the year nets negative: an error naming the line
+    assert report.rejects.select("line", "rule", "column", "value").rows() == [(3, "negative_net", "ER Taxes Total", "(12.50)")]
+    assert "employee 8" in report.rejects.get_column("message")[0] and "payroll/adp.csv:3" in report.rejects.get_column("message")[0]
 
 
 def test_unknown_layout_names_nearest_profile(tmp_path):
@@ -165,31 +169,52 @@ def test_same_file_twice_even_renamed_adds_nothing(tmp_path):
     assert scan_lake(wd, "payroll").collect().height == sum(f.rows_accepted for f in first.files if f.dataset == "payroll")
 
 
-def test_corrected_file_replaces_rows_and_is_reported(tmp_path):
+def test_corrected_file_supersedes_its_earlier_version_and_other_files_add(tmp_path):
+    """A payroll file is the file at its path: a new version there supersedes the earlier one
+    whole. A file at another path adds (an off-cycle check, a correction: spec section 1)."""
     wd = tmp_path / "wd"
     ingest_folder(CANON, wd, KEY, now=NOW)
     total = scan_lake(wd, "payroll").collect().height
     src = pl.read_csv(CANON / "payroll" / "payroll.csv", infer_schema=False)
     emp = "100000001"
-    fix = src.filter((pl.col("employer_id") == emp) & pl.col("period_start").str.starts_with("2023-0"))
-    fix = fix.with_columns(pl.lit("1.00").alias("hours"), pl.lit("15.00").alias("gross_wages"))
-    sub = tmp_path / "fix" / "payroll"
-    sub.mkdir(parents=True)
-    fix.write_csv(sub / "correction.csv")
-    report = ingest_folder(tmp_path / "fix", wd, KEY, now=NOW)
+    in_fix = (pl.col("employer_id") == emp) & pl.col("period_start").str.starts_with("2023-0")
+    fixed = src.with_columns(pl.when(in_fix).then(pl.lit(v)).otherwise(pl.col(c)).alias(c)
+                             for c, v in (("hours", "1.00"), ("gross_wages", "15.00")))
+    v2 = tmp_path / "v2"
+    shutil.copytree(CANON, v2)
+    fixed.write_csv(v2 / "payroll" / "payroll.csv")
+    report = ingest_folder(v2, wd, KEY, now=NOW)
     check_counts(report)
-    (rec,) = report.files
+    (rec,) = [f for f in report.files if f.dataset == "payroll"]
     assert rec.status == "replaced", report.summary()
-    assert "replaced" in rec.message and "payroll/payroll.csv" in rec.message
+    assert "a new version of payroll/payroll.csv" in rec.message
     (rep,) = report.replaced
-    assert rep["employer_id"] == emp and rep["replaced_file"] == "payroll/payroll.csv"
-    assert rep["rows_removed"] == fix.height
-    lake = scan_lake(wd, "payroll", employer_ids=[emp]).collect()
-    assert scan_lake(wd, "payroll").collect().height == total
-    in_window = lake.filter(pl.col("source_file") == "payroll/correction.csv")
-    assert in_window.height == fix.height and in_window.get_column("hours").unique().to_list() == [1.0]
-    # the rows outside the corrected window are untouched
-    assert lake.filter(pl.col("source_file") == "payroll/payroll.csv").height > 0
+    assert rep["replaced_file"] == "payroll/payroll.csv" and rep["rows_removed"] == total
+    lake = scan_lake(wd, "payroll").collect()
+    assert lake.height == total  # the old version's rows are gone, the new version's are in
+    changed = lake.filter((pl.col("employer_id") == emp) & (pl.col("period_start") >= date(2023, 1, 1))
+                          & (pl.col("period_start") < date(2023, 10, 1)))
+    assert changed.height > 0 and changed.get_column("hours").unique().to_list() == [1.0]
+
+    # a correction in a file of its own adds to the rows over the same days
+    delta = tmp_path / "delta" / "payroll"
+    delta.mkdir(parents=True)
+    (delta / "correction.csv").write_text(
+        ",".join(schema.SUBMITTED_COLUMNS["payroll"]) + ",check_id\n"
+        f"{emp},E000,900-50-1000,2023-01-01,2023-01-31,2.50,37.50,4.11,MANUAL-1\n")
+    report = ingest_folder(tmp_path / "delta", wd, KEY, now=NOW)
+    assert [f.status for f in report.files] == ["accepted"] and not report.replaced
+    lake = scan_lake(wd, "payroll").collect()
+    assert lake.height == total + 1
+    assert lake.filter(pl.col("check_id") == "MANUAL-1").get_column("hours").to_list() == [2.5]
+
+    # the first version sent again supersedes the second: the lake is back to it
+    report = ingest_folder(CANON, wd, KEY, now=NOW)
+    (rec,) = [f for f in report.files if f.dataset == "payroll"]
+    assert rec.status == "replaced" and rec.rows_accepted == total
+    back = scan_lake(wd, "payroll").collect().filter(pl.col("source_file") == "payroll/payroll.csv")
+    assert_frame_equal(back.select(VALUES).sort(VALUES), payroll_values(canon_lake_of(tmp_path)))
+
     # key-based replacement of another dataset
     (tmp_path / "fix2").mkdir()
     (tmp_path / "fix2" / "roster.csv").write_text("application_id,employee_id,wage_category\nA000,E000,tipped\n")
@@ -197,6 +222,12 @@ def test_corrected_file_replaces_rows_and_is_reported(tmp_path):
     assert report.files[0].status == "replaced" and report.replaced[0]["dataset"] == "roster"
     roster = scan_lake(wd, "roster").collect()
     assert roster.filter(pl.col("application_id") == "A000").get_column("wage_category").to_list() == ["tipped"]
+
+
+def canon_lake_of(tmp_path: Path) -> Path:
+    wd = tmp_path / "canon-only"
+    ingest_folder(CANON, wd, KEY, now=NOW)
+    return wd
 
 
 def test_scan_lake_prunes_by_year_and_employer(canonical_lake):
@@ -316,7 +347,7 @@ def test_a_layout_1_lake_is_upgraded_in_place(tmp_path):
     assert all(re.fullmatch(r"payroll/year=\d{4}/part-[0-9a-f]{16}\.parquet", p.relative_to(lake).as_posix())
                for p in (lake / "payroll").rglob("*.parquet"))
     new_manifest = json.loads((lake / "_manifest.json").read_text())
-    assert new_manifest["version"] == 2
+    assert new_manifest["version"] == 3
     listed = {p for f in new_manifest["files"].values() for p in f.get("parts") or []}
     assert {p.relative_to(lake).as_posix() for p in (lake / "payroll").rglob("*.parquet")} <= listed
     assert not stray.exists()

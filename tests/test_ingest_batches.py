@@ -49,8 +49,8 @@ def build(root: Path) -> dict[str, str]:
         return [",".join([employer, *r.split(",")[1:]]) for r in rows]
 
     bad = retag(by_emp[emps[6]], "100000091")
-    bad[3] = ",".join(bad[3].split(",")[:5] + ["-5", *bad[3].split(",")[6:]])
-    write("q1_negative_hours.csv", bad, "one by one")
+    bad[3] = ",".join(bad[3].split(",")[:5] + ["", *bad[3].split(",")[6:]])
+    write("q1_missing_hours.csv", bad, "one by one")
     # an employer id equal to an ssn of *another* file, and in q9 to an ssn of another row of
     # the same file: a coincidence (both are 9 digits), accepted by both routes
     write("q2_other_files_ssn.csv", retag(by_emp[emps[7]], other_ssn), "batch")
@@ -116,7 +116,7 @@ def test_batches_give_exactly_the_file_by_file_result(tmp_path, monkeypatch, bat
     assert [f for f in one1 if f.startswith("payroll/")] == expected
     # and the submission really has both kinds of file
     status = {f[0]: f[3] for f in files0}
-    assert status["payroll/q1_negative_hours.csv"] == "partial"
+    assert status["payroll/q1_missing_hours.csv"] == "partial"
     assert status["payroll/q2_other_files_ssn.csv"] == "accepted"
     assert status["payroll/q3_own_ssn_as_employer.csv"] == "partial"
     assert rejects0.filter(pl.col("file") == "payroll/q3_own_ssn_as_employer.csv").get_column("rule").to_list() == ["employer_id_is_ssn"]

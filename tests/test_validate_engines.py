@@ -66,7 +66,8 @@ def by_rule(failures: list[va.Failure]) -> dict[tuple[str, str], va.Failure]:
 
 GOOD = {
     "payroll": dict(employer_id="123456789", employee_id="E1", ssn_hash="ab" * 32, period_start=date(2024, 1, 1),
-                    period_end=date(2024, 1, 14), hours=80.0, gross_wages=1600.0, employer_taxes=120.0),
+                    period_end=date(2024, 1, 14), hours=80.0, gross_wages=1600.0, employer_taxes=120.0,
+                    check_id="CHK-1", pay_date=date(2024, 1, 19), line_count=1),
     "applications": dict(application_id="A-1", employer_id="123456789", employer_name="Acme", county="Essex",
                          tax_type="CBT", tax_year=2024, received_at=datetime(2025, 3, 1, tzinfo=UTC),
                          received_date=date(2025, 3, 1)),
@@ -75,7 +76,10 @@ GOOD = {
                            valid_from=date(2024, 1, 1), valid_to=date(2024, 12, 31)),
     "employer_rates": dict(employer_id="123456789", rate_year_start=date(2024, 7, 1), ui_rate=0.03, di_rate=0.005),
 }
-FORMULAS = ["=SUM(A1)", "+1", "@x", "\tx", "\rx"]
+# text is data (spec section 1): formula-like starts and a tab are valid; C0 controls other
+# than tab and bidirectional controls are not printable; ids are at most 64 characters
+FORMULAS = ["=SUM(A1)", "+1", "@x", "\tx", "-x"]
+UNPRINTABLE = ["a\rb", "\x00x", "x\x1f", "a\nb", "x\u202e", "\u2066x"]
 EMPLOYER_IDS = {"none": None, "8digits": "12345678", "10digits": "1234567890", "letters": "12345678X",
                 "empty": "", "space": " 123456789", "newline": "123456789\n", "arabic": "١٢٣٤٥٦٧٨٩"}
 
@@ -91,12 +95,17 @@ def cases(dataset: str) -> list[tuple[str, dict, str | None]]:
     if "employer_id" in good:
         for k, v in EMPLOYER_IDS.items():
             add(f"employer_{k}", employer_id=v)
-    for c in ("application_id", "employee_id", "employer_name", "county", "certification_id"):
+    for c in ("application_id", "employee_id", "employer_name", "county", "certification_id", "check_id"):
         if c in good:
-            add(f"{c}_none", **{c: None})
+            if c != "check_id":
+                add(f"{c}_none", **{c: None})
             add(f"{c}_inner_eq", **{c: "X=1"})
             for j, v in enumerate(FORMULAS):
                 add(f"{c}_formula{j}", **{c: v})
+            for j, v in enumerate(UNPRINTABLE):
+                add(f"{c}_unprintable{j}", **{c: v})
+            add(f"{c}_64", **{c: "é" * 64})
+            add(f"{c}_65", **{c: "x" * 65})
     if dataset == "payroll":
         add("ssn_none", ssn_hash=None)
         add("start_none", period_start=None)
@@ -118,6 +127,10 @@ def cases(dataset: str) -> list[tuple[str, dict, str | None]]:
         add("rate_500", gross_wages=40000.0)
         add("rate_below_1", gross_wages=79.99)
         add("rate_above_500", gross_wages=40000.8)
+        add("reversal", hours=-80.0, gross_wages=-1600.0, employer_taxes=-120.0)
+        add("reversal_rate_above_500", hours=-1.0, gross_wages=-600.0)
+        add("hours_only", gross_wages=0.0)
+        add("wages_only", hours=0.0, gross_wages=600.0)
     elif dataset == "applications":
         add("tax_type_lower", tax_type="cbt")
         add("tax_type_other", tax_type="CIT")
@@ -203,16 +216,21 @@ def test_every_expectation_broken(dataset):
         assert got[("missing_value", "employer_id")].unexpected_percent == 1 / len(cs) * 100
     if dataset == "payroll":
         assert got[("not_a_number", "hours")].lines == [line["hours_none"], line["hours_nan"]]
-        assert got[("hours_negative", "hours")].lines == [line["hours_negative"]]
+        assert ("hours_negative", "hours") not in got and ("wages_negative", "gross_wages") not in got
         assert got[("period_order", "period_end")].lines == [line["end_before_start"]]
         assert got[("period_too_long", "period_end")].lines == [line["days_32"]]
         assert got[("hours_per_day", "hours")].lines == [line["hours_inf"], line["per_day_over_24"]]
-        assert got[("formula_like", "employee_id")].lines == [line[f"employee_id_formula{j}"] for j in range(5)]
-        rate = got[("hourly_rate", "gross_wages")].lines
-        assert line["rate_below_1"] in rate and line["rate_above_500"] in rate and line["gross_wages_zero"] in rate
-        assert line["rate_1"] not in rate and line["rate_500"] not in rate
+        for c in ("employee_id", "check_id"):
+            assert got[("unprintable_character", c)].lines == [line[f"{c}_unprintable{j}"] for j in range(len(UNPRINTABLE))]
+            assert got[("id_too_long", c)].lines == [line[f"{c}_65"]]
+        # the hourly rate is a rule of a pay period over all its lines (cross_rows), not of a line
+        assert ("hourly_rate", "gross_wages") not in got
     if dataset == "applications":
         assert sorted(got[("tax_year_range", "tax_year")].lines) == sorted([line["year_1999"], line["year_2101"]])
+        for c in ("application_id", "employer_name", "county"):
+            assert got[("unprintable_character", c)].lines == [line[f"{c}_unprintable{j}"] for j in range(len(UNPRINTABLE))]
+        assert got[("id_too_long", "application_id")].lines == [line["application_id_65"]]
+        assert ("id_too_long", "employer_name") not in got  # a name may be longer than an id
         assert got[("received_in_future", "received_at")].lines == [line["received_1us_later"], line["received_next_year"]]
     if dataset == "roster":
         assert got[("unknown_wage_category", "wage_category")].lines == [line[f"category_{v}"] for v in ("General", " general", "other")]
@@ -293,13 +311,13 @@ def test_unknown_expectation_type_raises(tmp_path):
     ({"row_condition": "hours > 0"}, "unknown kwarg.*row_condition"),
     ({"regex": "^x"}, "unknown kwarg.*regex"),
     ({"mostly": 1.5}, "mostly"),
-    ({"min_value": None}, "cannot both be absent"),
+    ({"max_value": None}, "cannot both be absent"),
     ({"min_value": "0"}, "min_value must be a number"),
     ({"min_value": 50, "max_value": 10}, "greater than max_value"),
 ])
 def test_bad_kwargs_raise(tmp_path, kwargs, match):
     def change(ex):
-        hours = next(e for e in ex if e["type"] == "expect_column_values_to_be_between" and e["kwargs"]["column"] == "hours")
+        hours = next(e for e in ex if e["type"] == "expect_column_values_to_be_between" and e["kwargs"]["column"] == "__hours_per_day")
         hours["kwargs"].update(kwargs)
     d = _suite_copy(tmp_path, change)
     with pytest.raises(va.SuiteError, match=rf"payroll\.json expectation #\d+ \(expect_column_values_to_be_between\).*{match}"):

@@ -216,6 +216,20 @@ def spread_payroll(
 # Applications in scope
 
 
+def netted_lines(payroll: pl.LazyFrame, start: dt.date, end: dt.date) -> pl.LazyFrame:
+    """``employer_id, employee_id, netted_lines``: the submitted lines with a negative hours,
+    wages or taxes value (reversals and voids, netted against the rest: spec section 1) of each
+    employee on periods touching ``start``..``end``, as ``file:line`` joined by ", "."""
+    neg = pl.any_horizontal(pl.col(c) < 0 for c in ("hours", "gross_wages", "employer_taxes"))
+    touch = (pl.col("period_end") >= start) & (pl.col("period_start") <= end)
+    return (
+        payroll.filter(neg & touch)
+        .sort("source_file", "source_line")
+        .group_by("employer_id", "employee_id", maintain_order=True)
+        .agg(pl.format("{}:{}", "source_file", "source_line").str.join(", ").alias("netted_lines"))
+    )
+
+
 def visible_applications(applications: pl.LazyFrame, as_of: dt.date) -> pl.LazyFrame:
     """Applications received (New Jersey date) on or before the as-of date (spec section 7)."""
     return applications.filter(pl.col("received_date") <= as_of)
@@ -412,11 +426,13 @@ def compute_credits(
         pl.any_horizontal(pl.col(n).is_null() for n in rate_years).alias("missing_rates")
     ).drop("employer_id")
 
+    netted = netted_lines(payroll, dt.date(p, 1, 1), end)
     emp = (
         claimed.lazy()
         .join(app_flags, on="application_id", how="left")
         .join(qty, on=["application_id", "employee_id"], how="left")
         .join(certified, on=["employer_id", "employee_id"], how="left")
+        .join(netted, on=["employer_id", "employee_id"], how="left")
         .join(cat_profile.lazy(), on="wage_category", how="left")
         .with_columns(
             pl.col(c).fill_null(0.0)

@@ -47,6 +47,14 @@ SUBMITTED_COLUMNS: dict[str, list[str]] = {
     "employer_rates": ["employer_id", "rate_year_start", "ui_rate", "di_rate"],
 }
 
+# Columns a submitted file may carry (a vendor profile may map them); absent = empty. Payroll:
+# the check (or line) id and the pay date of the check the row belongs to (spec section 1,
+# "Payroll as employers' systems write it"): two lines equal in every column but these are
+# two checks, not a file sent twice.
+OPTIONAL_COLUMNS: dict[str, list[str]] = {
+    "payroll": ["check_id", "pay_date"],
+}
+
 # --- staged (lake) schemas -------------------------------------------------------------------
 PAYROLL = pl.Schema(
     {
@@ -58,6 +66,30 @@ PAYROLL = pl.Schema(
         "hours": pl.Float64(),
         "gross_wages": pl.Float64(),
         "employer_taxes": pl.Float64(),
+        "check_id": pl.String(),  # null when the export has none
+        "pay_date": pl.Date(),  # null when the export has none
+        # submitted lines summed into this row: 1, or the code lines of one check of a
+        # line-per-code export (source_line is the first; every line is in payroll_lines)
+        "line_count": pl.Int32(),
+        **LINEAGE,
+    }
+)
+
+# Every code line of a line-per-code payroll export (one line per earnings or tax code), kept
+# beside the canonical rows they were summed into (``row_line``) for rejects and ``explain``.
+PAYROLL_LINES = pl.Schema(
+    {
+        "employer_id": pl.String(),
+        "employee_id": pl.String(),
+        "check_id": pl.String(),
+        "pay_date": pl.Date(),
+        "period_start": pl.Date(),
+        "period_end": pl.Date(),
+        "code": pl.String(),
+        "counts_as": pl.String(),  # hours+wages, wages, taxes, ignored ... (the profile's code table)
+        "hours": pl.Float64(),
+        "amount": pl.Float64(),
+        "row_line": pl.Int64(),  # source_line of the canonical row it is part of
         **LINEAGE,
     }
 )
@@ -114,6 +146,9 @@ STAGED: dict[str, pl.Schema] = {
     "certifications": CERTIFICATIONS,
     "employer_rates": EMPLOYER_RATES,
 }
+
+# Everything the lake stores: the staged datasets and the code lines of line-per-code payroll.
+LAKE: dict[str, pl.Schema] = {**STAGED, "payroll_lines": PAYROLL_LINES}
 
 # Where each dataset lives in a canonical submission folder.
 SUBMISSION_FILES: dict[str, str] = {

@@ -98,6 +98,31 @@ _TS_AWARE = ["%Y-%m-%dT%H:%M:%S%.f%:z", "%Y-%m-%d %H:%M:%S%.f%:z", "%Y-%m-%dT%H:
 _TS_NAIVE = ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"]
 
 
+def period_from_pay_date(pay: pl.Expr, frequency: pl.Expr, rule) -> tuple[pl.Expr, pl.Expr]:
+    """(period_start, period_end) by a profile's ``PeriodFromPayDate`` rule
+    (``period_ending_on_pay_date``): the pay date moved back by ``lag_days``; weekly and
+    biweekly, the 7 or 14 days ending on it; semimonthly, the half month holding it (1st-15th,
+    16th-end); monthly, the calendar month holding it. An unknown frequency gives no period."""
+    end_day = pay - pl.duration(days=rule.lag_days) if rule.lag_days else pay
+    freq = frequency.str.to_uppercase().replace_strict(rule.frequencies, default=None, return_dtype=pl.String)
+    month_start = end_day.dt.month_start()
+    month_end = end_day.dt.month_end()
+    first_half = end_day.dt.day() <= 15
+    mid = month_start + pl.duration(days=14)
+    start = (
+        pl.when(freq == "weekly").then(end_day - pl.duration(days=6))
+        .when(freq == "biweekly").then(end_day - pl.duration(days=13))
+        .when(freq == "semimonthly").then(pl.when(first_half).then(month_start).otherwise(mid + pl.duration(days=1)))
+        .when(freq == "monthly").then(month_start)
+    )
+    end = (
+        pl.when(freq.is_in(["weekly", "biweekly"])).then(end_day)
+        .when(freq == "semimonthly").then(pl.when(first_half).then(mid).otherwise(month_end))
+        .when(freq == "monthly").then(month_end)
+    )
+    return start, end
+
+
 def received_at_expr(e: pl.Expr) -> pl.Expr:
     """Instant (UTC): offsets are honoured, naive timestamps (and bare dates) are NJ local time."""
     raw = e.str.strip_chars().str.replace(r"[Zz]$", "+00:00")
@@ -116,7 +141,7 @@ def received_at_expr(e: pl.Expr) -> pl.Expr:
 # --- one table ------------------------------------------------------------------------------
 
 # Columns whose empty value is allowed (open-ended certification).
-NULLABLE = {("certifications", "valid_to")}
+NULLABLE = {("certifications", "valid_to"), ("payroll", "check_id"), ("payroll", "pay_date")}
 MAX_CELL_CHARS = 10_000
 
 
@@ -161,20 +186,34 @@ def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> S
     def cell(name: str) -> pl.Expr:
         return pl.col(field_col[name]) if name in field_col else pl.lit(None, dtype=pl.String)
 
-    # the submitted text of each canonical column (derived: parts joined with " + ")
+    def header(name: str) -> str:
+        return table.headers[match.columns[name]] if name in match.columns else name
+
+    long = profile.long
+    # the submitted text of each canonical column (derived: parts joined with " + "; a long
+    # layout's hours from its hours cell and money from its amount cell)
     text_cols: dict[str, pl.Expr] = {}
     headers: dict[str, str] = {}
-    for col in canon:
+    sources = {}
+    if long is not None:
+        sources = {"hours": long.hours, "gross_wages": long.amount, "employer_taxes": long.amount}
+    for col in [*canon, *schema.OPTIONAL_COLUMNS.get(dataset, [])]:
         if col == "ssn":
             headers[col] = table.headers[match.columns["ssn"]]
             continue
-        if col in profile.derived:
+        if col in sources:
+            text_cols[col] = cell(sources[col])
+            headers[col] = header(sources[col])
+        elif col in ("period_start", "period_end") and profile.period_from_pay_date is not None:
+            text_cols[col] = cell("pay_date")
+            headers[col] = header("pay_date")
+        elif col in profile.derived:
             parts = profile.derived[col]
             text_cols[col] = pl.concat_str([cell(p).fill_null("") for p in parts], separator=" + ")
             headers[col] = " + ".join(table.headers[match.columns[p]] for p in parts if p in match.columns)
         else:
             text_cols[col] = cell(col)
-            headers[col] = table.headers[match.columns[col]]
+            headers[col] = header(col)
     text = f.select("__line", **text_cols)
 
     nf = profile.number
@@ -202,12 +241,36 @@ def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> S
             e = e.str.replace_all(ch, "", literal=True)
         return e
 
+    extras: dict[str, pl.Expr] = {}  # columns beside the staged schema, for the cross-row rules
+    unknown_codes: list[tuple[int, str]] = []
     if dataset == "payroll":
         exprs = {
             "employer_id": employer(), "employee_id": txt("employee_id"),
             "period_start": day("period_start"), "period_end": day("period_end"),
-            "hours": num("hours"), "gross_wages": num("gross_wages"), "employer_taxes": num("employer_taxes"),
+            "hours": num("hours") if long is None else None, "gross_wages": num("gross_wages") if long is None else None,
+            "employer_taxes": num("employer_taxes") if long is None else None,
+            "check_id": txt("check_id"), "pay_date": day("pay_date"), "line_count": pl.lit(1, dtype=pl.Int32),
         }
+        if profile.period_from_pay_date is not None:
+            exprs["period_start"], exprs["period_end"] = period_from_pay_date(
+                day("pay_date"), txt(profile.period_from_pay_date.frequency), profile.period_from_pay_date)
+        if long is not None:
+            code = txt(long.code).str.to_uppercase()
+            zero = pl.lit(0.0)
+            exprs["hours"] = pl.when(code.is_in(long.hours_codes)).then(number_expr(cell(long.hours), nf)).otherwise(zero)
+            amount = number_expr(cell(long.amount), nf)
+            exprs["gross_wages"] = pl.when(code.is_in(long.wage_codes)).then(amount).otherwise(zero)
+            exprs["employer_taxes"] = pl.when(code.is_in(long.tax_codes)).then(amount).otherwise(zero)
+            known = [*long.hours_codes, *long.wage_codes, *long.tax_codes, *long.ignore_codes]
+            bad = f.select("__line", code.alias("code")).filter(pl.col("code").is_not_null() & ~pl.col("code").is_in(known))
+            unknown_codes = list(bad.iter_rows())
+            counts = code.replace_strict({c: long.counts_as(c) for c in known}, default=None, return_dtype=pl.String)
+            extras = {"__code": code, "__counts": counts, "__hours_cell": number_expr(cell(long.hours), nf),
+                      "__amount": amount}
+        unmatched = [f"c{pos}" for pos, h in enumerate(table.headers)
+                     if pos not in match.columns.values() and str(h).strip()]
+        if unmatched:  # a line is a copy of another only when its other cells are equal too
+            extras["__extra"] = pl.concat_str([pl.col(c).fill_null("\x00") for c in unmatched], separator="\x1f").hash()
     elif dataset == "applications":
         instant = received_at_expr(cell("received_at"))
         exprs = {
@@ -239,6 +302,7 @@ def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> S
     typed = f.select(
         "__line",
         *[e.alias(k) for k, e in exprs.items()],
+        *[e.alias(k) for k, e in extras.items()],
         *([cell("ssn").alias("ssn")] if ssn_fields else []),
     )
     ssn_digits: frozenset[str] = frozenset()
@@ -263,9 +327,25 @@ def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> S
     ]
     typed = typed.with_columns(lineage)
     target = schema.STAGED[dataset]
-    staged = typed.select("__line", *[pl.col(c).cast(dt) for c, dt in target.items()])
+    staged = typed.select("__line", *[pl.col(c).cast(dt) for c, dt in target.items()], *extras)
 
     structural = structural_errors(table, source_file, raw, id_is_ssn)
+    if unknown_codes:
+        headers["code"] = header(long.code)
+        known = ", ".join(dict.fromkeys([*long.hours_codes, *long.wage_codes, *long.tax_codes, *long.ignore_codes]))
+        structural += [CellError(source_file, line, "code", code, "unknown_code",
+                                 f"code: {code!r} is not in the code table of profile '{profile.name}' ({known}); "
+                                 "the line is not counted until the profile lists it")
+                       for line, code in unknown_codes]
+    if profile.period_from_pay_date is not None:
+        rule = profile.period_from_pay_date
+        freq = txt(rule.frequency).str.to_uppercase()
+        bad = f.select("__line", freq.alias("f")).filter(pl.col("f").is_null() | ~pl.col("f").is_in(list(rule.frequencies)))
+        headers["pay_frequency"] = header(rule.frequency)
+        structural += [CellError(source_file, line, "pay_frequency", value, "unknown_frequency",
+                                 f"pay_frequency: {value!r} is not a pay frequency of profile '{profile.name}' "
+                                 f"({', '.join(rule.frequencies)}); the period cannot be derived")
+                       for line, value in bad.iter_rows()]
     return StagedTable(dataset, profile.name, source_file, table.sheet, staged, text, headers, raw, structural, ssn_digits, list(table.ragged))
 
 
@@ -340,7 +420,7 @@ def stage_submission(input_dir: Path, key: HashKey) -> Staged:
             for row in st.staged.filter(~ok).select("__line").iter_rows():
                 errors.append(CellError(rel, row[0], None, None, "type", "a cell is empty or not a valid value"))
             good = st.staged.filter(ok & ~pl.col("__line").is_in(list(bad_lines)))
-            parts[dataset].append(good.drop("__line"))
+            parts[dataset].append(good.select(list(schema.STAGED[dataset])))
     frames = {
         d: pl.concat(p, how="vertical") if p else pl.DataFrame(schema=schema.STAGED[d]) for d, p in parts.items()
     }

@@ -11,14 +11,28 @@ from __future__ import annotations
 import csv
 import random
 import shutil
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from pathlib import Path
 
 import polars as pl
 
 from transforms.schema import SUBMITTED_COLUMNS
 
-LAYOUTS = ("canonical", "adp_register", "gusto_export", "peo_export", "spreadsheet_xlsx")
+LAYOUTS = ("canonical", "adp_register", "gusto_export", "peo_export", "spreadsheet_xlsx", "register_lines",
+           "journal_lines")
+LONG_LAYOUTS = ("register_lines", "journal_lines")
+
+# employer tax codes of the line-per-code layouts and their shares of a row's employer taxes (the
+# last takes what the rounded others leave, so the lines add up to the row to the cent)
+_TAX_SPLIT = {
+    "register_lines": (("FICA-ER", 0.56), ("MED-ER", 0.13), ("FUTA", 0.05), ("SDI-ER", 0.02), ("SUI-ER", None)),
+    "journal_lines": (("SOC SEC ER", 0.56), ("MEDICARE ER", 0.13), ("FUTA", 0.05), ("NJ SDI ER", 0.02), ("NJ SUI ER", None)),
+}
+_CODES = {  # earnings (regular, overtime) and ignored lines (employee taxes, deductions) per layout
+    "register_lines": ("REG", "OT", (("FIT", 0.09), ("FICA-EE", 0.062), ("401K", 0.03))),
+    "journal_lines": ("REGULAR", "OVERTIME", (("FED WH", 0.09), ("SOC SEC EE", 0.062), ("HEALTH", 0.02))),
+}
+_FREQUENCY_WORDS = {"weekly": "Weekly", "biweekly": "Bi-Weekly", "semimonthly": "Semi-Monthly", "monthly": "Monthly"}
 
 
 def _cents(x: str) -> int:
@@ -68,8 +82,91 @@ def _d(s: str) -> date:
     return datetime.strptime(s, "%Y-%m-%d").date()
 
 
+def _split_taxes(layout: str, taxes_c: int) -> list[tuple[str, int]]:
+    """A row's employer taxes (cents) as tax code lines adding up to it exactly (zero lines left out)."""
+    sign, left = (-1 if taxes_c < 0 else 1), abs(taxes_c)
+    out = []
+    for code, share in _TAX_SPLIT[layout]:
+        part = left if share is None else int(abs(taxes_c) * share)
+        left -= part if share is not None else 0
+        if part:
+            out.append((code, sign * part))
+    return out
+
+
+def period_frequency(start: date, end: date) -> str | None:
+    """The pay frequency whose ``period_ending_on_pay_date`` period ending on ``end`` is exactly
+    ``start``..``end`` (transforms.staging.period_from_pay_date), or None."""
+    days = (end - start).days + 1
+    month_end = (date(end.year + (end.month == 12), end.month % 12 + 1, 1) - timedelta(days=1)).day
+    if days == 7:
+        return "weekly"
+    if days == 14:
+        return "biweekly"
+    if start.day == 1 and end.day == 15 or start.day == 16 and end.day == month_end and start.month == end.month:
+        return "semimonthly"
+    if start.day == 1 and end.day == month_end and start.month == end.month:
+        return "monthly"
+    return None
+
+
+def write_long(layout: str, rows: list[dict], path: Path, *, seed: int = 0) -> Path:
+    """Canonical payroll ``rows`` (text dicts, an optional ``check_id``) as a line-per-code export:
+    per row, a regular and an overtime earnings line (hours above 40 a week are overtime), employer
+    tax lines adding up to the row's taxes, and employee tax and deduction lines that ingest
+    ignores. ``register_lines`` writes the earnings lines of the file first, then the tax lines,
+    then the deductions (line sets); ``journal_lines`` writes each check's lines together and no
+    period (the check date is the period's last day, the frequency says the rest)."""
+    rng = random.Random(seed)
+    reg_code, ot_code, ignored = _CODES[layout]
+    earn, taxes, deds = [], [], []
+    money = _money_adp if layout == "register_lines" else _dec
+    for i, r in enumerate(rows):
+        s, e = _d(r["period_start"]), _d(r["period_end"])
+        hours_c, pay_c, tax_c = _cents(r["hours"]), _cents(r["gross_wages"]), _cents(r["employer_taxes"])
+        sh, sp = (-1 if hours_c < 0 else 1), (-1 if pay_c < 0 else 1)  # a reversal is written negative
+        reg_h, ot_h, reg_p, ot_p = _split(abs(hours_c), abs(pay_c), s, e)
+        digits = r["ssn"].replace("-", "")
+        ein = r["employer_id"]
+        check = r.get("check_id") or f"{700000 + i}"
+        if layout == "register_lines":
+            key = [ein[:2] + "-" + ein[2:], r["employee_id"], f"{digits[:3]}-{digits[3:5]}-{digits[5:]}", check,
+                   e.strftime("%m/%d/%Y"), s.strftime("%m/%d/%Y"), e.strftime("%m/%d/%Y")]
+            line = lambda kind, code, h, a, k=key: [*k, kind, code, h, money(a)]  # noqa: E731
+        else:
+            freq = period_frequency(s, e)
+            if freq is None:
+                raise ValueError(f"{layout}: the period {s}..{e} is no pay period ending on its check date")
+            key = [ein, r["employee_id"], digits, e.strftime("%m/%d/%Y"), _FREQUENCY_WORDS[freq], check]
+            line = lambda kind, code, h, a, k=key: [*k, kind, code, h, money(a)]  # noqa: E731
+        earn.append(line("E" if layout == "register_lines" else "Earning", reg_code, _dec(sh * reg_h), sp * reg_p))
+        if ot_h or ot_p:
+            earn.append(line("E" if layout == "register_lines" else "Earning", ot_code, _dec(sh * ot_h), sp * ot_p))
+        for code, cents in _split_taxes(layout, tax_c):
+            taxes.append(line("T" if layout == "register_lines" else "Employer Tax", code, "", cents))
+        for code, share in ignored:
+            cents = sp * int(abs(pay_c) * share * (0.8 + 0.4 * rng.random()))
+            if cents:
+                deds.append(line("D" if layout == "register_lines" else "Deduction", code, "", cents))
+    if layout == "register_lines":
+        header = ["Co FEIN", "File #", "Tax ID (SSN)", "Check #", "Pay Date", "Period Beginning Date",
+                  "Period Ending Date", "Line Type", "Code", "Hours", "Amount"]
+        out = earn + taxes + deds
+        p = path.with_suffix(".csv")
+        _write_csv(p, header, out, encoding="cp1252")
+    else:
+        header = ["Company Tax ID", "Employee No", "Social Security No", "Check Date", "Pay Frequency", "Check No",
+                  "Code Type", "Code", "Hours", "Amount"]
+        out = sorted(earn + taxes + deds, key=lambda x: (x[5], {"Earning": 0, "Employer Tax": 1}.get(x[6], 2)))
+        p = path.with_suffix(".csv")
+        _write_csv(p, header, out)
+    return p
+
+
 def write_layout(layout: str, rows: list[dict], path: Path) -> Path:
     """Write canonical payroll ``rows`` (text dicts) in ``layout``; returns the file written."""
+    if layout in LONG_LAYOUTS:
+        return write_long(layout, rows, path)
     if layout == "canonical":
         cols = SUBMITTED_COLUMNS["payroll"]
         p = path.with_suffix(".csv")
@@ -170,6 +267,14 @@ def write_vendor_mix(canonical_dir: Path, out_dir: Path, *, seed: int) -> None:
     layouts = list(LAYOUTS)
     rng.shuffle(layouts)
     assign = {e: layouts[i % len(layouts)] for i, e in enumerate(employers)}
+    # the journal derives periods from check dates: only employers whose periods all are pay
+    # periods ending on their check date go to it (the others to the register)
+    fits = frame.with_columns(pl.struct("period_start", "period_end").map_elements(
+        lambda x: period_frequency(_d(x["period_start"]), _d(x["period_end"])) is not None, return_dtype=pl.Boolean
+    ).alias("__fits")).group_by("employer_id").agg(pl.col("__fits").all())
+    for emp, ok in fits.iter_rows():
+        if assign[emp] == "journal_lines" and not ok:
+            assign[emp] = "register_lines"
     frame = frame.with_columns(pl.col("employer_id").replace_strict(assign).alias("__layout"))
     for layout in LAYOUTS:
         part = frame.filter(pl.col("__layout") == layout).drop("__layout")

@@ -16,7 +16,9 @@ words its rejects. A delimited file bigger than 32 MB (a bulk export of many emp
 and validated in pieces of about that size, so memory holds a piece, not the file, with exactly
 the whole-file result (``pipeline._validate_in_pieces``). Two batches, files or big files at a
 time. Then, over the whole run, exact duplicates
-and overlapping periods (``cross_rows``); write accepted rows to the lake, one part per run and
+(the later copy), the code lines of each check of a line-per-code export summed into one row,
+employee-years that net negative and pay periods with an implausible rate over all their lines
+(``cross_rows``); write accepted rows to the lake, one part per run and
 partition, replacing what corrected files supersede, and rejected rows to the quarantine
 (``lake``).
 """

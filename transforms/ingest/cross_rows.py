@@ -1,10 +1,20 @@
-"""Cross-row rules over the rows of a whole run that passed the suites (Polars, vectorised).
+"""Rules over the rows of a whole run that passed the suites (Polars, vectorised), spec section 1
+("Payroll as employers' systems write it").
 
-- every dataset: an exact duplicate row (all values equal) is rejected, the later copy, pointing
-  at the first one (``duplicate_row``);
-- payroll: periods of one employee (employer id + employee id) that overlap are all rejected
-  (``overlapping_period``), the message listing up to five of the lines involved;
-- other datasets: a key given more than once with different values (``duplicate_key``).
+- every dataset: an exact copy of a whole line (every value equal, the check or line id and any
+  other column of the file included) is a file sent twice: the later copy is rejected, pointing
+  at the first (``duplicate_row``). Payroll rows of one employee that merely cover the same days
+  (an off-cycle or bonus check, a manual check, a correction, one line per earnings code) add;
+- other datasets: a key given more than once with different values (``duplicate_key``);
+- payroll of a line-per-code export: the code lines of one check are summed into one canonical
+  row (``aggregate_lines``), every line kept for rejects and ``explain``;
+- payroll: negative lines (reversals, voids) net against the rest; an employee-year whose net
+  hours, wages or employer taxes come out negative is an error naming its lines
+  (``negative_nets``, rule ``negative_net``);
+- payroll: the hourly rate of a pay period is plausible (wages / hours between $1 and $500) over
+  all the lines of the employee for that period (``implausible_rates``, rule ``hourly_rate``):
+  one line of a period may be a correction of hours only or of pay only, or a piece of a check
+  split over several lines; the period's sum is what was paid for it.
 """
 
 from __future__ import annotations
@@ -14,6 +24,7 @@ import polars as pl
 from transforms import schema
 
 CROSS_SCHEMA = {"__order": pl.Int64, "rule": pl.String, "column": pl.String, "message": pl.String}
+ORDER_BASE = 10_000_000_000  # __order = file index * ORDER_BASE + line
 
 UNIQUE_KEYS = {
     "applications": ["application_id"],
@@ -21,22 +32,28 @@ UNIQUE_KEYS = {
     "certifications": ["certification_id"],
     "employer_rates": ["employer_id", "rate_year_start"],
 }
-
-_DAY_OFFSET = 800_000  # date(1, 1, 1) is day -719162
-_RANK_STEP = 2_000_000  # more than any lifted day number (up to about year 3700)
+# columns a staged line carries beside its schema (transforms.staging): the code, its hours and
+# amount cells and what it counts as (long layouts), a hash of the cells no field maps
+LINE_EXTRAS = ("__code", "__counts", "__hours_cell", "__amount", "__extra")
+NET_EPS = 1e-6  # dollars or hours: a net of exactly zero summed in floating point is not negative
+# plausible hourly rate of a pay period (catches hours and wages swapped, a lost decimal point)
+RATE_RANGE = (1.0, 500.0)
+RUN_COLUMNS = {"__order": pl.Int64, "employer_id": pl.String, "employee_id": pl.String, "period_start": pl.Date,
+               "period_end": pl.Date, "hours": pl.Float64, "gross_wages": pl.Float64, "employer_taxes": pl.Float64,
+               "source_file": pl.String, "source_line": pl.Int64}
 
 
 def cross_row_rejects(dataset: str, rows: pl.DataFrame) -> pl.DataFrame:
-    """Exact duplicates (the later copy) and overlapping periods / conflicting keys (all rows).
+    """Exact copies of a line (the later copy) and conflicting keys (all rows).
 
     ``rows``: staged rows of the run that passed the suite, with ``__order`` (file order, line).
     Returns ``__order, rule, column, message``.
     """
     if rows.height == 0:
         return pl.DataFrame(schema=CROSS_SCHEMA)
-    values = [c for c in schema.STAGED[dataset] if c not in schema.LINEAGE]
+    values = [c for c in rows.columns if c not in schema.LINEAGE and c != "__order"]
     if dataset == "payroll":
-        return _payroll_cross_rows(rows, values)
+        return _payroll_duplicates(rows, values)
     dup = _exact_duplicates(rows, values)
     rest = rows.sort("__order").filter(pl.struct(values).is_first_distinct())
     key = UNIQUE_KEYS[dataset]
@@ -70,7 +87,6 @@ def _employee_sorted(rows: pl.DataFrame, g: list[str]) -> pl.DataFrame:
     employer id's categorical code in the high 32 bits, the employee id's in the low 32 (both
     codes are one-to-one with their strings). Sorting numbers is several times faster than
     sorting by the two strings, and the order of the employees themselves matters to no rule.
-    (An earlier 64-bit hash needed a collision check that cost as much as the sort.)
     """
     cols = ["period_start", "period_end", "__order"]
     employer, employee = g
@@ -79,45 +95,162 @@ def _employee_sorted(rows: pl.DataFrame, g: list[str]) -> pl.DataFrame:
     return h.sort(["__emp", *cols])
 
 
-def _payroll_cross_rows(rows: pl.DataFrame, values: list[str]) -> pl.DataFrame:
-    """Duplicates and overlaps of payroll with one numeric sort of the run and no windows.
-
-    Exact duplicates share employee and period, so they are looked for only among rows whose
-    (employee, period) repeats; overlaps come from a running maximum of period ends that cannot
-    leak across employees, because the employee's rank is put in front of the day numbers
-    (rank * 2,000,000 + day). Only the rows in an overlap are then described. Same result as
-    the plain per-group formulation (tests/test_cross_rows.py keeps it as the oracle).
-    """
-    g = ["employer_id", "employee_id"]
-    s = _employee_sorted(rows, g)
+def _payroll_duplicates(rows: pl.DataFrame, values: list[str]) -> pl.DataFrame:
+    """Exact copies among payroll rows, looked for only among rows whose (employee, period)
+    repeats (one numeric sort of the run; a copy shares employee and period)."""
+    s = _employee_sorted(rows, ["employer_id", "employee_id"])
     same_emp = (pl.col("__emp") == pl.col("__emp").shift(1)).fill_null(False)
     same_k = s.select(same_emp & _same_as_prev(["period_start", "period_end"])).to_series()
     cand = s.filter(same_k | same_k.shift(-1, fill_value=False)).get_column("__order")
-    dup = (_exact_duplicates(rows.filter(pl.col("__order").is_in(cand)), values) if cand.len()
-           else pl.DataFrame(schema=CROSS_SCHEMA))
-    rest = s.filter(~pl.col("__order").is_in(dup.get_column("__order"))) if dup.height else s
+    if not cand.len():
+        return pl.DataFrame(schema=CROSS_SCHEMA)
+    return _exact_duplicates(rows.filter(pl.col("__order").is_in(cand)), values).cast(CROSS_SCHEMA)
 
-    # day numbers made non-negative (dates from year 1 on), then lifted by the employee's rank
-    day = {c: pl.col(c).cast(pl.Int32).cast(pl.Int64) + _DAY_OFFSET for c in ("period_start", "period_end")}
-    lift = (~same_emp).cum_sum().cast(pl.Int64) * _RANK_STEP
-    ov = rest.select(
-        same_emp & ((day["period_start"] + lift) <= (day["period_end"] + lift).cum_max().shift(1)).fill_null(False)
-    ).to_series()
-    if not ov.any():
-        return dup.cast(CROSS_SCHEMA)
-    cluster = (~ov).cum_sum()
-    bad = (
-        rest.select("__order").with_columns(cluster.alias("__cluster"), pl.int_range(pl.len()).alias("__pos"))
-        .filter(pl.col("__cluster").is_in(cluster.filter(ov).unique()))
+
+# --- line-per-code exports -----------------------------------------------------------------------
+
+CHECK_KEY = ["employer_id", "employee_id", "ssn_hash", "period_start", "period_end", "check_id", "pay_date"]
+
+
+def aggregate_lines(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(canonical rows, code lines): the code lines of each check of a long-layout file (rows
+    with ``__code``) summed into one canonical row per file, employee, check and period
+    (``source_line`` its first line, ``line_count`` its lines, ``__order`` its first line's);
+    the other rows as they are. Code lines: ``schema.PAYROLL_LINES`` + ``__order``, each with
+    the ``row_line`` of its row. Both without the line extras."""
+    base = [c for c in rows.columns if c not in LINE_EXTRAS]
+    if "__code" not in rows.columns:
+        return rows.select(base), pl.DataFrame(schema={**schema.PAYROLL_LINES, "__order": pl.Int64})
+    is_line = pl.col("__code").is_not_null()
+    wide = rows.filter(~is_line).select(base)
+    lines = rows.filter(is_line).with_columns((pl.col("__order") // ORDER_BASE).alias("__fileno"))
+    if lines.height == 0:
+        return wide, pl.DataFrame(schema={**schema.PAYROLL_LINES, "__order": pl.Int64})
+    key = ["__fileno", *CHECK_KEY]
+    lines = lines.with_columns(pl.col("source_line").min().over(key).alias("row_line"))
+    agg = lines.group_by(key, maintain_order=True).agg(
+        pl.col("hours").sum(), pl.col("gross_wages").sum(), pl.col("employer_taxes").sum(),
+        pl.len().cast(pl.Int32).alias("line_count"), pl.col("source_file").first(), pl.col("source_sheet").first(),
+        pl.col("source_line").min(), pl.col("__order").min(),
     )
-    bad = bad.join(rows.filter(pl.col("__order").is_in(bad.get_column("__order"))), on="__order", how="left").sort("__pos")
-    lines = bad.group_by("__cluster").agg(
-        pl.format("{}:{}", pl.col("source_file"), pl.col("source_line")).head(5).str.join(", ").alias("__where")
+    canon = pl.concat([wide, agg.select(base).cast(wide.schema)], how="vertical")
+    code_lines = lines.select(
+        *[c for c in schema.PAYROLL_LINES if c in CHECK_KEY], pl.col("__code").alias("code"),
+        pl.col("__counts").alias("counts_as"), pl.col("__hours_cell").alias("hours"), pl.col("__amount").alias("amount"),
+        "row_line", *schema.LINEAGE, "__order",
+    ).select(*schema.PAYROLL_LINES, "__order").cast({**schema.PAYROLL_LINES, "__order": pl.Int64})
+    return canon, code_lines
+
+
+# --- reversals net -------------------------------------------------------------------------------
+
+def _year_parts(rows: pl.DataFrame) -> pl.DataFrame:
+    """Each row's share of its hours, wages and taxes on days of each calendar year it touches
+    (spread evenly over its days, spec section 3): ``__order, employer_id, employee_id, year,
+    hours, gross_wages, employer_taxes``."""
+    n = (pl.col("period_end") - pl.col("period_start")).dt.total_days() + 1
+    y0 = pl.col("period_start").dt.year()
+    y1 = pl.col("period_end").dt.year()
+    base = rows.select("__order", "employer_id", "employee_id", "period_start", "period_end", "hours", "gross_wages",
+                       "employer_taxes", n.alias("__n"), y0.alias("__y0"), y1.alias("__y1"))
+    parts = base.with_columns(pl.int_ranges("__y0", pl.col("__y1") + 1).alias("year")).explode("year")
+    first = pl.max_horizontal("period_start", pl.date(pl.col("year"), 1, 1))
+    last = pl.min_horizontal("period_end", pl.date(pl.col("year"), 12, 31))
+    frac = ((last - first).dt.total_days() + 1) / pl.col("__n")
+    return parts.select("__order", "employer_id", "employee_id", pl.col("year").cast(pl.Int32),
+                        *[(pl.col(c) * frac).alias(c) for c in ("hours", "gross_wages", "employer_taxes")])
+
+
+def negative_years(rows: pl.DataFrame) -> pl.DataFrame:
+    """The employee-years whose net hours, wages or employer taxes are negative:
+    ``employer_id, employee_id, year, hours, gross_wages, employer_taxes`` (the nets)."""
+    if rows.height == 0:
+        return pl.DataFrame(schema={"employer_id": pl.String, "employee_id": pl.String, "year": pl.Int32,
+                                    "hours": pl.Float64, "gross_wages": pl.Float64, "employer_taxes": pl.Float64})
+    nets = _year_parts(rows).group_by("employer_id", "employee_id", "year").agg(
+        pl.col("hours").sum(), pl.col("gross_wages").sum(), pl.col("employer_taxes").sum())
+    return nets.filter(pl.any_horizontal(pl.col(c) < -NET_EPS for c in ("hours", "gross_wages", "employer_taxes")))
+
+
+def negative_nets(rows: pl.DataFrame, earlier: pl.DataFrame | None = None, *, max_lines: int = 10) -> pl.DataFrame:
+    """``negative_net`` rejects (CROSS_SCHEMA) of this run's canonical payroll ``rows``: every
+    row of an employee-year whose net hours, wages or employer taxes, over this run's rows and
+    ``earlier`` ones (the lake's rows of the same employees; never rejected here), are negative.
+    The message names the net and up to ``max_lines`` of the lines involved. ``earlier`` needs
+    no ``__order`` (its rows get negative ones)."""
+    allrows = _with_earlier(rows, earlier)
+    neg = negative_years(allrows)
+    if neg.height == 0:
+        return pl.DataFrame(schema=CROSS_SCHEMA)
+    parts = _year_parts(allrows).join(neg.select("employer_id", "employee_id", "year"), on=["employer_id", "employee_id", "year"],
+                                     how="semi")
+    where = allrows.select("__order", pl.format("{}:{}", "source_file", "source_line").alias("__where"))
+    involved = parts.join(where, on="__order", how="left").sort("__order")
+    listing = involved.group_by("employer_id", "employee_id", "year").agg(
+        pl.col("__where").unique(maintain_order=True).head(max_lines).str.join(", ").alias("__lines"),
+        pl.col("__where").n_unique().alias("__n"))
+    first_neg = (pl.when(pl.col("hours") < -NET_EPS).then(pl.lit("hours"))
+                 .when(pl.col("gross_wages") < -NET_EPS).then(pl.lit("gross_wages")).otherwise(pl.lit("employer_taxes")))
+    desc = neg.join(listing, on=["employer_id", "employee_id", "year"], how="left").with_columns(
+        first_neg.alias("column"),
+        pl.format("{} h, {} wages, {} employer taxes", pl.col("hours").round(2), pl.col("gross_wages").round(2),
+                  pl.col("employer_taxes").round(2)).alias("__nets"),
     )
-    bad = bad.join(lines, on="__cluster", how="left", maintain_order="left")
-    ov_rows = bad.select(
-        "__order", pl.lit("overlapping_period").alias("rule"), pl.lit("period_start").alias("column"),
-        pl.format("period {} to {} of employee {} overlaps another period of the same employee (lines {})",
-                  pl.col("period_start"), pl.col("period_end"), pl.col("employee_id"), pl.col("__where")).alias("message"),
-    )
-    return pl.concat([dup.cast(CROSS_SCHEMA), ov_rows.cast(CROSS_SCHEMA)])
+    mine = involved.filter(pl.col("__order").is_in(rows.get_column("__order").implode())).select(
+        "__order", "employer_id", "employee_id", "year").unique()
+    out = mine.join(desc, on=["employer_id", "employee_id", "year"], how="left").sort("__order", "year")
+    more = pl.when(pl.col("__n") > max_lines).then(pl.format(" and {} more", pl.col("__n") - max_lines)).otherwise(pl.lit(""))
+    return out.unique("__order", keep="first", maintain_order=True).select(
+        "__order", pl.lit("negative_net").alias("rule"), "column",
+        pl.format("the payroll of employee {} nets negative in {} ({}) over lines {}{}: a reversal or void "
+                  "without the check it reverses, or a sign error; send the missing line or correct the sign",
+                  "employee_id", "year", "__nets", "__lines", more).alias("message"),
+    ).cast(CROSS_SCHEMA)
+
+
+def _with_earlier(rows: pl.DataFrame, earlier: pl.DataFrame | None) -> pl.DataFrame:
+    """``rows`` and ``earlier`` (given negative ``__order``s) in ``RUN_COLUMNS``."""
+    allrows = rows.select(list(RUN_COLUMNS)).cast(RUN_COLUMNS)
+    if earlier is not None and earlier.height:
+        old = earlier.with_columns((-pl.int_range(1, pl.len() + 1, dtype=pl.Int64)).alias("__order"))
+        allrows = pl.concat([allrows, old.select(list(RUN_COLUMNS)).cast(RUN_COLUMNS)], how="vertical")
+    return allrows
+
+
+PERIOD = ["employer_id", "employee_id", "period_start", "period_end"]
+
+
+def _period_rates(rows: pl.DataFrame) -> pl.DataFrame:
+    """The pay periods (employee + period) whose hourly rate, over all their lines, is
+    implausible: ``PERIOD`` + ``hours``, ``gross_wages`` (sums). A period with hours and no pay
+    (or pay and no hours, or sums of opposite signs) has no rate to check."""
+    sums = rows.group_by(PERIOD).agg(pl.col("hours").sum(), pl.col("gross_wages").sum())
+    h, w = pl.col("hours"), pl.col("gross_wages")
+    same_sign = ((h > NET_EPS) & (w > NET_EPS)) | ((h < -NET_EPS) & (w < -NET_EPS))
+    rate = w / h
+    return sums.filter(same_sign & ((rate < RATE_RANGE[0]) | (rate > RATE_RANGE[1])))
+
+
+def implausible_rates(rows: pl.DataFrame, earlier: pl.DataFrame | None = None, *, max_lines: int = 10) -> pl.DataFrame:
+    """``hourly_rate`` rejects (CROSS_SCHEMA) of this run's canonical payroll ``rows``: every row
+    of a pay period (employee + period_start..period_end) whose wages over hours, summed over this
+    run's rows and ``earlier`` ones (the lake's), fall outside ``RATE_RANGE``."""
+    allrows = _with_earlier(rows, earlier)
+    bad = _period_rates(allrows)
+    if bad.height == 0:
+        return pl.DataFrame(schema=CROSS_SCHEMA)
+    involved = allrows.join(bad.select(PERIOD), on=PERIOD, how="semi").sort("__order")
+    listing = involved.group_by(PERIOD).agg(
+        pl.format("{}:{}", "source_file", "source_line").head(max_lines).str.join(", ").alias("__lines"))
+    desc = bad.join(listing, on=PERIOD, how="left")
+    mine = involved.filter(pl.col("__order") >= 0).select("__order", *PERIOD).join(desc, on=PERIOD, how="left")
+    lo, hi = RATE_RANGE
+    return mine.select(
+        "__order", pl.lit("hourly_rate").alias("rule"), pl.lit("gross_wages").alias("column"),
+        pl.format("implausible hourly rate over the pay period {} to {} (wages {} / hours {} = ${} an hour, outside "
+                  "${} to ${}; lines {}): hours and wages swapped, or a decimal point lost?",
+                  "period_start", "period_end", pl.col("gross_wages").round(2), pl.col("hours").round(2),
+                  (pl.col("gross_wages") / pl.col("hours")).round(2), pl.lit(f"{lo:g}"), pl.lit(f"{hi:g}"),
+                  "__lines").alias("message"),
+    ).cast(CROSS_SCHEMA)
+

@@ -2,7 +2,8 @@
 
 Layout under ``<workdir>/lake/``::
 
-    payroll/year=<year of period_start>/part-<file sha256[:16]>.parquet   (rows sorted by employer)
+    payroll/year=<year of period_start>/part-<run tag[:16]>.parquet
+    payroll_lines/year=<year of period_start>/part-<run tag[:16]>.parquet   (code lines of long exports)
     applications/tax_year=<year>/part-<sha16>.parquet
     roster/part-<sha16>.parquet   certifications/part-<sha16>.parquet   employer_rates/part-<sha16>.parquet
     quarantine/<dataset>/part-<sha16>.parquet     rejected rows (raw cells except the ssn)
@@ -15,12 +16,17 @@ partition, so a corrected file rewrites only the parts it touches, and the numbe
 with the submitted files, not with the employers (a partition per employer meant 60,000 tiny
 files at 10M rows). Every write goes to a temporary name in the same folder and is renamed into place.
 
-Replacement (a corrected file): payroll rows are replaced per employer and period window: a
-new payroll file is taken as the complete payroll, for each employer in it, of the dates from its
-earliest period_start to its latest period_end; earlier rows of that employer overlapping that
-window are removed. Other datasets replace by key: applications by application_id, roster by
-application_id (the whole roster of the application), certifications by certification_id,
-employer rates by (employer_id, rate_year_start).
+Replacement (a corrected file): a payroll file is the file at its path in the submission
+folder; a new version there (other content, same relative path) supersedes the earlier version
+whole: every row of it is removed (``supersede``). A payroll file at another path adds to what
+the lake holds: its rows may cover the same days (an off-cycle check, a correction: spec section
+1). Other datasets replace by key: applications by application_id, roster by application_id
+(the whole roster of the application), certifications by certification_id, employer rates by
+(employer_id, rate_year_start).
+
+Layout 3 added ``check_id``, ``pay_date`` and ``line_count`` to payroll and the
+``payroll_lines`` dataset (the code lines of line-per-code exports, partitioned like payroll);
+a lake of layout 1 or 2 is upgraded in place by the next ingest.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ import polars as pl
 from transforms import schema
 
 MANIFEST = "_manifest.json"
-LAYOUT_VERSION = 2
+LAYOUT_VERSION = 3
 # lz4: a third faster to write than zstd at 10M rows for files about 1.5 times larger (200 MB)
 COMPRESSION = "lz4"
 REPLACE_KEYS = {
@@ -104,6 +110,7 @@ def _part_name(sha: str) -> str:
 # dataset -> (partition key expression, folder pattern); datasets not listed are one folder
 PARTITION_KEYS: dict[str, tuple[pl.Expr, str]] = {
     "payroll": (pl.col("period_start").dt.year(), "payroll/year={}"),
+    "payroll_lines": (pl.col("period_start").dt.year(), "payroll_lines/year={}"),
     "applications": (pl.col("tax_year"), "applications/tax_year={}"),
 }
 
@@ -119,7 +126,7 @@ def write_run_rows(lake: Path, dataset: str, rows: pl.DataFrame, run_tag: str, f
     if rows.height == 0:
         return {}
     sha = file_sha if file_sha is not None else pl.col("_file_sha256")
-    cols = [*[pl.col(c).cast(t) for c, t in schema.STAGED[dataset].items()], sha.alias("_file_sha256")]
+    cols = [*[pl.col(c).cast(t) for c, t in schema.LAKE[dataset].items()], sha.alias("_file_sha256")]
     key, fmt = PARTITION_KEYS.get(dataset, (None, dataset))
     keys = [None] if key is None else rows.select(key.unique(maintain_order=True)).to_series().to_list()
     out: dict[str, list[str]] = {}
@@ -140,7 +147,7 @@ def remove_orphans(lake: Path, manifest: dict) -> list[str]:
     listed = {p for f in manifest["files"].values() for p in (f.get("parts") or [])}
     listed |= {f["quarantine"] for f in manifest["files"].values() if f.get("quarantine")}
     removed = []
-    for dataset in [*schema.STAGED, "quarantine"]:
+    for dataset in [*schema.LAKE, "quarantine"]:
         for path in _parts(lake, dataset):
             rel = path.relative_to(lake).as_posix()
             if rel not in listed:
@@ -150,9 +157,18 @@ def remove_orphans(lake: Path, manifest: dict) -> list[str]:
 
 
 def upgrade(lake: Path, manifest: dict) -> None:
-    """Lake layout 1 (payroll partitioned by year and employer) to 2 (by year only)."""
+    """Lake layout 1 (payroll partitioned by year and employer) to 2 (by year only), and 2 to 3
+    (payroll gains ``check_id``, ``pay_date``, ``line_count``: empty, empty, 1)."""
     if manifest.get("version", 1) >= LAYOUT_VERSION:
         return
+    if manifest.get("version", 1) < 3:
+        for path in _parts(lake, "payroll"):
+            part = pl.read_parquet(path)
+            if "line_count" not in part.columns:
+                part = part.with_columns(pl.lit(None, dtype=pl.String).alias("check_id"),
+                                         pl.lit(None, dtype=pl.Date).alias("pay_date"),
+                                         pl.lit(1, dtype=pl.Int32).alias("line_count"))
+                write_parquet_atomic(part.select(*schema.PAYROLL, "_file_sha256"), path)
     old = sorted((lake / "payroll").glob("year=*/employer_id=*/part-*.parquet"))
     if old:
         rows = pl.concat([pl.read_parquet(p) for p in old], how="vertical_relaxed")
@@ -195,38 +211,40 @@ def _rewrite(path: Path, keep: pl.DataFrame) -> None:
         write_parquet_atomic(keep, path)
 
 
-def replace_payroll(lake: Path, windows: pl.DataFrame, run_shas: set[str]) -> list[dict]:
-    """Remove earlier payroll rows overlapping the new windows.
-
-    ``windows``: ``file_sha256, source_file, employer_id, start, end`` (one per new file and employer).
-    Returns one record per (new file, employer, replaced file). Only the ``employer_id`` and
-    ``_file_sha256`` columns of a part are read unless the part holds one of the employers.
-    """
+def supersede(lake: Path, files: dict, new: dict[str, str]) -> list[dict]:
+    """Remove the rows of every earlier version of the payroll files ``new`` (sha256 -> path
+    relative to the submission folder) from the lake: an earlier version is a manifest entry
+    (``files``: the manifest's, updated in place) of the same path and other content, not
+    superseded yet. Returns one record per superseded file; ``files[old]["superseded_by"]``
+    names the new version (the manifest's parts of the old one are emptied)."""
+    by_path: dict[str, list[str]] = {}
+    for sha, f in files.items():
+        if f.get("dataset") == "payroll" and not f.get("superseded_by"):
+            by_path.setdefault(f["file"], []).append(sha)
     records: list[dict] = []
-    shas = list(run_shas)
-    win = windows.with_row_index("__w")
-    employers = win.get_column("employer_id").unique()
-    for path in _parts(lake, "payroll"):
-        ids = pl.read_parquet(path, columns=["employer_id", "_file_sha256"])
-        if not ids.select((pl.col("employer_id").is_in(employers) & ~pl.col("_file_sha256").is_in(shas)).any()).item():
-            continue
-        part = pl.read_parquet(path).with_row_index("__i")
-        hits = (
-            part.filter(~pl.col("_file_sha256").is_in(shas))
-            .join(win, on="employer_id", how="inner")
-            .filter((pl.col("period_start") <= pl.col("end")) & (pl.col("period_end") >= pl.col("start")))
-        )
-        if hits.height == 0:
-            continue
-        keys = ["__w", "employer_id", "file_sha256", "source_file_right", "start", "end", "_file_sha256", "source_file"]
-        for (_, employer, new_sha, new_file, start, end, old_sha, old_file), grp in hits.sort("__w").group_by(keys, maintain_order=True):
+    for new_sha, rel in new.items():
+        for old_sha in by_path.get(rel, []):
+            if old_sha == new_sha:
+                continue
+            old = files[old_sha]
+            removed = 0
+            for part in old.get("parts") or []:
+                path = lake / part
+                if not path.exists():
+                    continue
+                frame = pl.read_parquet(path)
+                mine = pl.col("_file_sha256") == old_sha
+                if part.startswith("payroll/"):
+                    removed += frame.select(mine.sum()).item()
+                _rewrite(path, frame.filter(~mine))
+            old["superseded_by"] = new_sha
+            old["parts"] = []
             records.append({
-                "dataset": "payroll", "file": new_file, "sha256": new_sha,
-                "employer_id": employer, "window_start": start, "window_end": end,
-                "replaced_file": old_file, "replaced_sha256": old_sha, "rows_removed": grp.height,
+                "dataset": "payroll", "file": rel, "sha256": new_sha, "employer_id": None,
+                "window_start": None, "window_end": None, "replaced_file": old["file"], "replaced_sha256": old_sha,
+                "rows_removed": removed, "superseded": True,
             })
-        _rewrite(path, part.filter(~pl.col("__i").is_in(hits.get_column("__i").unique())).drop("__i"))
-    return _merge(records)
+    return records
 
 
 def replace_by_key(lake: Path, dataset: str, new_rows: pl.DataFrame, run_shas: set[str]) -> list[dict]:
@@ -285,13 +303,13 @@ def scan_lake(
     - certifications: ``years`` = validity overlapping the years; ``employer_ids`` does not apply.
     - employer_rates: ``years`` = rate years starting July 1 of y-1 or y; ``employer_ids`` by row.
     """
-    if dataset not in schema.STAGED:
-        raise KeyError(f"unknown dataset {dataset!r}; known: {', '.join(schema.STAGED)}")
-    target = schema.STAGED[dataset]
+    if dataset not in schema.LAKE:
+        raise KeyError(f"unknown dataset {dataset!r}; known: {', '.join(schema.LAKE)}")
+    target = schema.LAKE[dataset]
     lake = lake_dir(workdir)
     base = lake / dataset
     files: list[Path] = []
-    if dataset == "payroll" and base.exists():
+    if dataset in ("payroll", "payroll_lines") and base.exists():
         ys = None if years is None else sorted({y for x in years for y in (x - 1, x)})
         year_dirs = [base / f"year={y}" for y in ys] if ys is not None else sorted(base.glob("year=*"))
         for yd in year_dirs:
@@ -306,12 +324,12 @@ def scan_lake(
         lf = pl.scan_parquet(files).select([pl.col(c).cast(t) for c, t in target.items()])
     else:
         lf = pl.LazyFrame(schema=target)
-    if dataset == "payroll" and years is not None:
+    if dataset in ("payroll", "payroll_lines") and years is not None:
         touch = pl.lit(False)
         for y in years:
             touch = touch | ((pl.col("period_start") <= date(y, 12, 31)) & (pl.col("period_end") >= date(y, 1, 1)))
         lf = lf.filter(touch)
-    if dataset in ("payroll", "applications", "employer_rates") and employer_ids is not None:
+    if dataset in ("payroll", "payroll_lines", "applications", "employer_rates") and employer_ids is not None:
         lf = lf.filter(pl.col("employer_id").is_in(list(employer_ids)))
     if dataset == "employer_rates" and years is not None:
         lf = lf.filter(pl.col("rate_year_start").dt.year().is_in(sorted({y for x in years for y in (x - 1, x)})))

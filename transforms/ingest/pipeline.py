@@ -16,11 +16,12 @@ from zoneinfo import ZoneInfo
 import polars as pl
 
 from transforms import schema
+from transforms.ingest import cross_rows as xrows
 from transforms.ingest import lake as lk
 from transforms.ingest import profiles as pf
 from transforms.ingest import readers as rd
 from transforms.ingest import validate as va
-from transforms.ingest.cross_rows import cross_row_rejects
+from transforms.ingest.cross_rows import ORDER_BASE, cross_row_rejects
 from transforms.ingest.report import REJECT_SCHEMA, FileRecord, IngestReport
 from transforms.pii import HashKey
 from transforms.staging import StagedTable, stage_table
@@ -31,9 +32,8 @@ MASK = "[ssn masked]"
 MAX_VALUE_CHARS = 200
 ENGINES = ("polars", "gx")
 FILE_WORKERS = 2
-ORDER_BASE = 10_000_000_000  # __order = file index * ORDER_BASE + line
-CROSS_RULES = ("duplicate_row", "overlapping_period", "duplicate_key")
-COMPACT = ("ssn_hash", "source_file")
+CROSS_RULES = ("duplicate_row", "negative_net", "hourly_rate", "duplicate_key")
+COMPACT = ("ssn_hash", "source_file", "__code", "__counts")
 
 
 # --- discovery -------------------------------------------------------------------------------
@@ -320,8 +320,22 @@ def mask_employer(value: str | None, ssn_digits: frozenset[str]) -> str | None:
     return _NINE.sub(lambda m: MASK if m.group(0) in ssn_digits else m.group(0), out)
 
 
+# what cannot be printed (C0 controls but tab, DEL, bidirectional controls) is shown escaped
+_UNPRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(v: str) -> str:
+    """``v`` with each character that cannot be printed written as its escape (``\\x01``,
+    ``\\u202e``): a reject or a log line never carries raw control bytes."""
+    return _UNPRINTABLE.sub(lambda m: m.group(0).encode("unicode_escape").decode("ascii"), v)
+
+
 def _short(v: str | None) -> str | None:
-    if v is None or len(v) <= MAX_VALUE_CHARS:
+    """A submitted value as a reject shows it: escaped, at most ``MAX_VALUE_CHARS`` long."""
+    if v is None:
+        return v
+    v = printable(v)
+    if len(v) <= MAX_VALUE_CHARS:
         return v
     return v[:MAX_VALUE_CHARS] + f"... ({len(v):,} characters)"
 
@@ -812,13 +826,38 @@ def _cross_row_records(dataset: str, xr: pl.DataFrame, allrows: pl.DataFrame, by
             value = None
             if row["column"] in st.text.columns:
                 value = _lookup(st.text, [row["__line"]], [row["column"]]).get(row["__line"], {}).get(row["column"])
-            w.rejects.append(dict(file=w.where(row["source_sheet"]), line=row["__line"], column=header, value=mask_value(value),
+            w.rejects.append(dict(file=w.where(row["source_sheet"]), line=row["__line"], column=header, value=_short(mask_value(value)),
                                   rule=row["rule"], message=row["message"], employer_id=row["employer_id"]))
             w.rejected_lines.setdefault((row["source_sheet"], row["__line"]), []).append(row["rule"])
         for st in tables:
             lines = [ln for (s, ln), rules in w.rejected_lines.items() if s == st.sheet and rules and rules[-1] in CROSS_RULES]
             already = {q["source_line"] for q in w.quarantine if q["source_sheet"] == st.sheet}
             _quarantine_rows(w, st, [ln for ln in lines if ln not in already], {}, None)
+
+
+def _payroll_sums(rows: pl.DataFrame, code_lines: pl.DataFrame, workdir: Path) -> pl.DataFrame:
+    """The run-level rules over sums of payroll (``cross_rows``): ``negative_net`` (an
+    employee-year nets negative) and ``hourly_rate`` (a pay period's rate is implausible), one
+    reject per submitted line (a row of a line-per-code export: each of its code lines).
+    Employees that break a rule on this run's rows alone are taken again with the lake's rows
+    (a reversal may net against a check ingested by an earlier run); only then rejected."""
+    cand = pl.concat([xrows.negative_years(rows).select("employer_id", "employee_id"),
+                      xrows._period_rates(rows).select("employer_id", "employee_id")]).unique()
+    if cand.height == 0:
+        return pl.DataFrame(schema=xrows.CROSS_SCHEMA)
+    from transforms.ingest.lake import scan_lake
+
+    earlier = scan_lake(workdir, "payroll", employer_ids=cand.get_column("employer_id").unique().to_list()).join(
+        cand.lazy(), on=["employer_id", "employee_id"], how="semi").collect()
+    xn = pl.concat([xrows.negative_nets(rows, earlier), xrows.implausible_rates(rows, earlier)])
+    if xn.height == 0 or code_lines.height == 0:
+        return xn
+    # a summed row stands for its code lines: the reject goes to each of them
+    row_order = (pl.col("__order") // ORDER_BASE) * ORDER_BASE + pl.col("row_line")
+    lines = code_lines.select(row_order.alias("__row"), "__order")
+    expanded = xn.join(lines, left_on="__order", right_on="__row", how="left", suffix="_line").select(
+        pl.coalesce("__order_line", "__order").alias("__order"), "rule", "column", "message")
+    return expanded.cast(xrows.CROSS_SCHEMA)
 
 
 def _in_pieces(work: FileWork, path: Path, size: int, key: HashKey, now: datetime) -> list[FileWork]:
@@ -881,9 +920,10 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
             records.append(FileRecord(rel, None, None, sha, 0, 0, 0, "rejected", msg))
             rejects.append(dict(file=rel, line=None, column=None, value=None, rule="unknown_file", message=msg, employer_id=None))
             continue
-        if sha in known or sha in seen:
-            first = known[sha]["file"] if sha in known else seen[sha]
-            when = f" on {known[sha]['ingested_at'][:10]}" if sha in known else " earlier in this run"
+        in_lake = sha in known and not known[sha].get("superseded_by")  # a superseded version sent again adds again
+        if in_lake or sha in seen:
+            first = known[sha]["file"] if in_lake else seen[sha]
+            when = f" on {known[sha]['ingested_at'][:10]}" if in_lake else " earlier in this run"
             records.append(FileRecord(rel, dataset, known.get(sha, {}).get("profile"), sha, 0, 0, 0, "duplicate",
                                       f"same content as {first}, ingested{when}: nothing added"))
             continue
@@ -916,6 +956,12 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
     # cross-row rules over the whole run, per dataset; then the accepted rows of the dataset
     by_index = {w.index: w for w in works}
     accepted: dict[str, pl.DataFrame] = {}
+    run_shas = {w.sha for w in works}
+    # each row's file, from the file index in ``__order``
+    index = [w.index for w in works]
+    file_sha = pl.col("__file").replace_strict(index, [w.sha for w in works], return_dtype=pl.String)
+    file_rel = pl.col("__file").replace_strict(index, [w.rel for w in works], return_dtype=pl.String)
+    replaced: list[dict] = []
     for dataset in schema.STAGED:
         passed = [p for w in works if w.dataset == dataset for p in w.passed]
         for w in works:
@@ -923,38 +969,43 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
                 w.passed = []
         if not passed:
             continue
-        allrows = pl.concat(passed, how="vertical", rechunk=False)
+        same = all(p.schema == passed[0].schema for p in passed)
+        allrows = pl.concat(passed, how="vertical" if same else "diagonal_relaxed", rechunk=False)
         del passed
         xr = cross_row_rejects(dataset, allrows)
         if xr.height:
             _cross_row_records(dataset, xr, allrows, by_index, paths, key, now)
             allrows = allrows.filter(~pl.col("__order").is_in(xr.get_column("__order").unique()))
+        if dataset == "payroll":
+            # a corrected file (a new version at the same path) supersedes the earlier version
+            # whole, before the nets are taken over this run's rows and the lake's
+            replaced += lk.supersede(lake, known, {w.sha: w.rel for w in works if w.dataset == "payroll"})
+            lines_frame = allrows
+            allrows, code_lines = xrows.aggregate_lines(allrows)
+            xn = _payroll_sums(allrows, code_lines, workdir)
+            if xn.height:
+                _cross_row_records(dataset, xn, lines_frame, by_index, paths, key, now)
+                gone = xn.get_column("__order").implode()
+                allrows = allrows.filter(~pl.col("__order").is_in(gone))
+                code_lines = code_lines.filter(~pl.col("__order").is_in(gone))
+            del lines_frame
+            if code_lines.height:
+                accepted["payroll_lines"] = code_lines.with_columns((pl.col("__order") // ORDER_BASE).alias("__file"))
         accepted[dataset] = allrows.with_columns((pl.col("__order") // ORDER_BASE).alias("__file"))
     n_accepted: dict[int, int] = {}
-    for rows in accepted.values():
-        n_accepted.update(rows.group_by("__file").len().iter_rows())
-
-    # the lake: replacements first (rows from earlier runs), then this run's parts
-    run_shas = {w.sha for w in works}
-    # each row's file, from the file index in ``__order``
-    index = [w.index for w in works]
-    file_sha = pl.col("__file").replace_strict(index, [w.sha for w in works], return_dtype=pl.String)
-    file_rel = pl.col("__file").replace_strict(index, [w.rel for w in works], return_dtype=pl.String)
-
-    replaced: list[dict] = []
     for dataset, rows in accepted.items():
-        if rows.height == 0:
+        if dataset == "payroll":  # lines: a row of a line-per-code export counts its lines
+            n_accepted.update(rows.group_by("__file").agg(pl.col("line_count").sum()).iter_rows())
+        elif dataset != "payroll_lines":
+            n_accepted.update(rows.group_by("__file").len().iter_rows())
+
+    # the lake: replacements by key of the other datasets (rows from earlier runs), then this run's parts
+    for dataset, rows in accepted.items():
+        if rows.height == 0 or dataset in ("payroll", "payroll_lines"):
             continue
-        if dataset == "payroll":
-            windows = rows.group_by("__file", "employer_id", maintain_order=True).agg(
-                pl.col("period_start").min().alias("start"), pl.col("period_end").max().alias("end")
-            )
-            windows = windows.select("employer_id", "start", "end", file_sha.alias("file_sha256"), file_rel.alias("source_file"))
-            replaced += lk.replace_payroll(lake, windows, run_shas)
-        else:
-            new = rows.select(*schema.STAGED[dataset], "__file").with_columns(
-                file_sha.alias("_file_sha256"), file_rel.alias("source_file")).drop("__file")
-            replaced += lk.replace_by_key(lake, dataset, new, run_shas)
+        new = rows.select(*schema.STAGED[dataset], "__file").with_columns(
+            file_sha.alias("_file_sha256"), file_rel.alias("source_file")).drop("__file")
+        replaced += lk.replace_by_key(lake, dataset, new, run_shas)
     for r in replaced:
         if r["replaced_sha256"] in known:
             known[r["replaced_sha256"]].setdefault("replaced_by", []).append(r["sha256"])
@@ -967,7 +1018,8 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
     for dataset in list(accepted):
         rows = accepted.pop(dataset)
         if rows.height:
-            parts_of.update(lk.write_run_rows(lake, dataset, rows, run_tag, file_sha=file_sha))
+            for sha, parts in lk.write_run_rows(lake, dataset, rows, run_tag, file_sha=file_sha).items():
+                parts_of.setdefault(sha, []).extend(parts)
         del rows
     for w in works:
         parts = parts_of.get(w.sha, [])
@@ -995,6 +1047,9 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
         if n_rej and not w.file_problem:
             msg.append(f"{n_rej} row(s) rejected")
         for r in mine:
+            if r.get("superseded"):
+                msg.append(f"a new version of {r['replaced_file']}: supersedes the earlier one ({r['rows_removed']} row(s) removed)")
+                continue
             span = f" for {r['window_start']} to {r['window_end']}" if r.get("window_start") else ""
             who = f" of employer {r['employer_id']}" if r.get("employer_id") else ""
             msg.append(f"replaced {r['rows_removed']} row(s){who}{span} from {r['replaced_file']}")

@@ -7,6 +7,19 @@ which canonical columns are derived as sums (hours = regular + overtime).
 
 Header names are *folded* before matching: case, spaces and punctuation are ignored
 (``"O/T Hours"`` and ``"ot hours"`` both fold to ``"othours"``).
+
+Two shapes of payroll export (``layout``):
+- ``wide`` (default): one line per pay period (or check) of an employee, hours, wages and
+  employer taxes in columns of their own (possibly summed from parts, ``derived``);
+- ``long``: one line per earnings code and per employer tax code of a check (a payroll
+  register or journal). ``long`` names the fields holding the code, its hours and its amount,
+  and the code table: which codes carry hours, which wages, which employer taxes and which are
+  ignored (employee taxes and deductions, reimbursements). Ingest sums the lines of a check into
+  one canonical row (employee, check, period) and keeps every line (``payroll_lines``). A code
+  in no list is a reject of its line, never guessed.
+
+``period_from_pay_date``: the export has no period columns, only the check (pay) date and the
+pay frequency; the period is derived by the named rule (see ``PeriodFromPayDate``).
 """
 
 from __future__ import annotations
@@ -45,6 +58,70 @@ class NumberFormat(BaseModel):
     trailing_minus: bool = False  # "12.50-" = -12.50
 
 
+FREQUENCIES = ("weekly", "biweekly", "semimonthly", "monthly")
+
+
+class LongLayout(BaseModel):
+    """A line-per-code export: the fields holding the code, its hours and its amount, and the
+    code table (codes compared case-insensitively, spaces trimmed)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    code: str  # logical field holding the earnings or tax code
+    hours: str  # logical field holding the hours (read only on codes that carry hours)
+    amount: str  # logical field holding the amount (read on codes that carry wages or taxes)
+    hours_codes: list[str]  # codes whose hours count (REG, OT, HOL ...)
+    wage_codes: list[str]  # codes whose amount is gross wages (REG, OT, TIPS, BONUS ...)
+    tax_codes: list[str]  # codes whose amount is an employer payroll tax (FICA-ER, FUTA, SUI-ER ...)
+    ignore_codes: list[str] = Field(default_factory=list)  # employee taxes, deductions, reimbursements
+
+    @model_validator(mode="after")
+    def _check(self) -> LongLayout:
+        counted = set(self.wage_codes) | set(self.tax_codes) | set(self.hours_codes)
+        for name in ("hours_codes", "wage_codes", "tax_codes", "ignore_codes"):
+            codes = getattr(self, name)
+            if any(c != c.strip().upper() or not c for c in codes):
+                raise ValueError(f"{name}: codes are written upper case, without surrounding spaces")
+        if both := set(self.wage_codes) & set(self.tax_codes):
+            raise ValueError(f"codes both wages and employer taxes: {sorted(both)}")
+        if both := counted & set(self.ignore_codes):
+            raise ValueError(f"codes both counted and ignored: {sorted(both)}")
+        return self
+
+    def counts_as(self, code: str) -> str | None:
+        """hours+wages, hours, wages, taxes, ignored, or None (not in the code table)."""
+        c = code.strip().upper()
+        h, w, t = c in self.hours_codes, c in self.wage_codes, c in self.tax_codes
+        if h and w:
+            return "hours+wages"
+        if h or w or t:
+            return "hours" if h else "wages" if w else "taxes"
+        return "ignored" if c in self.ignore_codes else None
+
+
+class PeriodFromPayDate(BaseModel):
+    """The pay period derived from the check (pay) date and the pay frequency of the line.
+
+    ``rule: period_ending_on_pay_date`` (the only rule so far), with the pay date moved back by
+    ``lag_days`` first (a check paid some days after its period closes):
+    weekly and biweekly: the 7 or 14 days ending on that day; semimonthly: the half month holding
+    it (the 1st to the 15th, or the 16th to the month's end); monthly: the calendar month holding it.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    rule: Literal["period_ending_on_pay_date"]
+    frequency: str  # logical field holding the pay frequency
+    frequencies: dict[str, Literal["weekly", "biweekly", "semimonthly", "monthly"]]  # value -> frequency
+    lag_days: int = Field(default=0, ge=0, le=31)
+
+    @model_validator(mode="after")
+    def _check(self) -> PeriodFromPayDate:
+        if any(k != k.strip().upper() or not k for k in self.frequencies):
+            raise ValueError("frequencies: values are written upper case, without surrounding spaces")
+        return self
+
+
 class Profile(BaseModel):
     """One vendor layout of a dataset (payroll for vendors; every dataset for ``canonical``)."""
 
@@ -65,13 +142,42 @@ class Profile(BaseModel):
     fields: dict[str, list[str]]
     # canonical column -> logical fields summed (a blank part counts 0; all blank = missing)
     derived: dict[str, list[str]] = Field(default_factory=dict)
-    # logical fields that may be absent from the header (a derived part, e.g. overtime)
+    # logical fields that may be absent from the header (a derived part, e.g. overtime; an
+    # optional canonical column such as check_id)
     optional: list[str] = Field(default_factory=list)
+    layout: Literal["wide", "long"] = "wide"
+    long: LongLayout | None = None  # the code fields and table of a long layout
+    period_from_pay_date: PeriodFromPayDate | None = None
+
+    @property
+    def provided(self) -> set[str]:
+        """Canonical columns this profile's layout provides without a field of their own."""
+        out: set[str] = set()
+        if self.long is not None:
+            out |= {"hours", "gross_wages", "employer_taxes"}
+        if self.period_from_pay_date is not None:
+            out |= {"period_start", "period_end"}
+        return out
 
     @model_validator(mode="after")
     def _check(self) -> Profile:
         canon = schema.SUBMITTED_COLUMNS[self.dataset]
+        if (self.layout == "long") != (self.long is not None):
+            raise ValueError(f"profile {self.name}: layout long needs a 'long' section (and only it has one)")
+        if self.dataset != "payroll" and (self.long is not None or self.period_from_pay_date is not None):
+            raise ValueError(f"profile {self.name}: long layouts and derived periods are for payroll")
+        for owner, fields in (("long", [self.long.code, self.long.hours, self.long.amount] if self.long else []),
+                              ("period_from_pay_date", [self.period_from_pay_date.frequency] if self.period_from_pay_date else [])):
+            for f in fields:
+                if f not in self.fields:
+                    raise ValueError(f"profile {self.name}: {owner} uses unknown field {f!r}")
+        if self.period_from_pay_date is not None and ("pay_date" not in self.fields or "pay_date" in self.optional):
+            raise ValueError(f"profile {self.name}: period_from_pay_date needs a required pay_date field")
         for col in canon:
+            if col in self.provided:
+                if col in self.fields or col in self.derived:
+                    raise ValueError(f"profile {self.name}: {col!r} comes from the layout, not from a field")
+                continue
             if col not in self.fields and col not in self.derived:
                 raise ValueError(f"profile {self.name}: canonical column {col!r} is neither a field nor derived")
             if col in self.fields and col in self.derived:
@@ -143,7 +249,8 @@ def canonical_profile(dataset: str) -> Profile:
         return base
     cols = schema.SUBMITTED_COLUMNS[dataset]
     return base.model_copy(
-        update={"dataset": dataset, "fields": {c: [c] for c in cols}, "derived": {}, "optional": []}
+        update={"dataset": dataset, "fields": {c: [c] for c in cols}, "derived": {}, "optional": [], "layout": "wide",
+                "long": None, "period_from_pay_date": None}
     )
 
 

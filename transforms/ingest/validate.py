@@ -127,8 +127,6 @@ def helper_columns(dataset: str, staged: pl.DataFrame, text: pl.DataFrame, now: 
         days = (pl.col("period_end") - pl.col("period_start")).dt.total_days() + 1
         f = f.with_columns(days.alias("__period_days")).with_columns(
             pl.when(pl.col("__period_days") >= 1).then(pl.col("hours") / pl.col("__period_days")).alias("__hours_per_day"),
-            pl.when((pl.col("hours") > 0) & (pl.col("gross_wages") >= 0))
-            .then(pl.col("gross_wages") / pl.col("hours")).alias("__hourly_rate"),
         )
     elif dataset == "applications":
         f = f.with_columns(

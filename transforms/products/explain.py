@@ -103,11 +103,10 @@ def _rules_from_manifest(out_dir: Path) -> RuleSettings:
 
 
 def _lake_files(workdir: Path, dataset: str) -> list[Path]:
-    lake = workdir / "lake"
-    files = set(lake.glob(f"{dataset}*.parquet"))
-    for d in lake.glob(f"{dataset}*"):
-        if d.is_dir():
-            files.update(d.glob("**/*.parquet"))
+    lake = workdir / "lake"  # exactly this dataset (payroll_lines is not payroll): its folder or one file
+    files = [lake / f"{dataset}.parquet"] if (lake / f"{dataset}.parquet").is_file() else []
+    if (lake / dataset).is_dir():
+        files += (lake / dataset).rglob("*.parquet")
     return sorted(p for p in files if not p.name.startswith("."))
 
 
@@ -225,7 +224,16 @@ def explain(workdir: Path, out_dir: Path, tax_year: int, employer_id: str, emplo
     period = (pl.col("period_end") >= dt.date(t - 1, 1, 1)) & (pl.col("period_start") <= dt.date(t, 12, 31))
     payroll = _read_lake(
         workdir, "payroll", emp_filter & period,
-        ["source_file", "source_sheet", "source_line", "period_start", "period_end", "hours", "gross_wages", "employer_taxes"],
+        ["source_file", "source_sheet", "source_line", "period_start", "period_end", "hours", "gross_wages", "employer_taxes",
+         "check_id", "pay_date", "line_count"],
+    )
+    for p in payroll:  # a reversal or void (spec section 1): netted against the other lines
+        p["netted"] = any((p.get(c) or 0) < 0 for c in ("hours", "gross_wages", "employer_taxes"))
+    # the code lines of line-per-code exports, summed into the rows above (row_line)
+    code_lines = _read_lake(
+        workdir, "payroll_lines", emp_filter & period,
+        ["source_file", "source_sheet", "source_line", "row_line", "check_id", "pay_date", "period_start", "period_end",
+         "code", "counts_as", "hours", "amount"],
     )
     rates = _read_lake(
         workdir, "employer_rates",
@@ -245,7 +253,8 @@ def explain(workdir: Path, out_dir: Path, tax_year: int, employer_id: str, emplo
         "result": result,
         "parameters": params_list,
         "reasons": reasons,
-        "sources": {"payroll": payroll, "employer_rates": rates,
+        "netted_lines": row.get("netted_lines"),
+        "sources": {"payroll": payroll, "code_lines": code_lines, "employer_rates": rates,
                     "payroll_totals": {
                         "rows": len(payroll),
                         "hours": round(sum(p.get("hours") or 0 for p in payroll), 2),

@@ -111,7 +111,9 @@ def write_notices(
     """``notices/<application_id>.html`` for every application of ``awards``."""
     emp_cols = ["employee_id", "wage_category", "hours_prior", "hours_current", "part1_cents", "part2_cents",
                 "credit_cents", "status", "reasons"]
-    emp = employee_years.select("application_id", *emp_cols).sort("application_id", "employee_id", maintain_order=True)
+    netted = pl.col("netted_lines") if "netted_lines" in employee_years.columns else pl.lit(None, dtype=pl.String)
+    emp = employee_years.select("application_id", *emp_cols, netted.alias("netted_lines")).sort(
+        "application_id", "employee_id", maintain_order=True)
     by_app: dict[str, list[dict]] = {}
     for e in emp.iter_rows(named=True):
         app = e.pop("application_id")
@@ -129,6 +131,7 @@ def write_notices(
             "reason_list": explain_reasons(a["reasons"]),
             "employee_reason_list": explain_reasons(";".join(emp_codes)),
             "lines": lines,
+            "netted": [ln for ln in lines if ln["netted_lines"]],
             "rejects": rejects_of.get(a["employer_id"], []),
             "rejects_known": rejects_known,
             "received": a["received_at"].isoformat() if a.get("received_at") is not None else "",

@@ -58,8 +58,14 @@ def _fmt_axis(ax):
     ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"${x:,.0f}"))
 
 
+def _label(text: str) -> str:
+    """Submitted text as a chart label: matplotlib reads "$...$" as math; a name is text."""
+    return str(text).replace("$", r"\$")
+
+
 def _grouped_bars(path: Path, labels: list[str], series: dict[str, list[int]], title: str, cap: int | None = None,
                   horizontal: bool = False) -> Path:
+    labels = [_label(x) for x in labels]
     fig, ax = plt.subplots(**_FIG)
     n = max(len(series), 1)
     width = 0.8 / n
