@@ -299,3 +299,22 @@ def test_a_line_per_code_file_with_an_unknown_code_rejects_that_line_naming_it(t
     q = pl.read_parquet(next((tmp_path / "wd" / "lake" / "quarantine").rglob("*.parquet")))
     assert json.loads(q.get_column("cells")[0])["Code"] == "XREG"
     assert not re.search(r"900-22-000\d|90022000\d", q.write_csv())
+
+
+def test_data_docs_show_hostile_text_harmlessly_with_the_same_results(tmp_path):
+    """GX writes unexpected values into its Data Docs unescaped; they are written from look-alike
+    text, with exactly the failures of the Polars engine."""
+    (tmp_path / "in").mkdir()
+    shutil.copy(SHAPES / "applications.csv", tmp_path / "in" / "applications.csv")
+    with (tmp_path / "in" / "applications.csv").open("a", encoding="utf-8") as fh:
+        fh.write('X1,200000099,"<script>alert(2)</script>\x01 & \'Co\'",Mercer,CBT,2023,2024-02-01T09:00:00\n')
+    got = {}
+    for engine in ("gx", "polars"):
+        docs = tmp_path / engine / "docs" if engine == "gx" else None
+        report = ingest_folder(tmp_path / "in", tmp_path / engine / "wd", KEY, now=NOW, docs_dir=docs, engine=engine)
+        got[engine] = report.rejects.rows()
+    assert got["gx"] == got["polars"] and [r[4] for r in got["gx"]] == ["unprintable_character"]
+    pages = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "gx" / "docs").rglob("*.html"))
+    assert "alert(2)" in pages and "<script>alert" not in pages
+    names = scan_lake(tmp_path / "gx" / "wd", "applications").collect().get_column("employer_name").to_list()
+    assert sorted(names) == sorted(NAMES)  # stored as given

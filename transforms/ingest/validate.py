@@ -146,12 +146,27 @@ def helper_columns(dataset: str, staged: pl.DataFrame, text: pl.DataFrame, now: 
     return f
 
 
+# GX's Data Docs write unexpected values into HTML unescaped: before a validation that writes
+# them, markup characters of text cells become look-alikes, one character for one, so that no
+# expectation of the suites (null checks, sets without them, regexes of digits, control
+# characters and lengths) changes its result, while a name such as "<script>..." cannot run
+_DOCS_LOOKALIKE = {"<": "\u2039", ">": "\u203a", "&": "\uff06", '"': "\uff02", "'": "\uff07"}
+
+
+def docs_safe(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with ``< > & " '`` in its text columns replaced by look-alikes (``_DOCS_LOOKALIKE``)."""
+    text = [c for c, t in frame.schema.items() if t == pl.String]
+    return frame.with_columns(
+        pl.col(c).str.replace_many(list(_DOCS_LOOKALIKE), list(_DOCS_LOOKALIKE.values())) for c in text)
+
+
 def run_suite(dataset: str, frame: pl.DataFrame, *, run_name: str, docs_dir: Path | None) -> list[Failure]:
-    """Validate ``frame`` (with ``__line``) against the dataset's suite; failures by line."""
+    """Validate ``frame`` (with ``__line``) against the dataset's suite; failures by line. With
+    ``docs_dir``, the Data Docs are written from ``docs_safe(frame)`` (the same failures)."""
     state = gx_state()
     from great_expectations.core.run_identifier import RunIdentifier
 
-    pdf = frame.to_pandas()
+    pdf = (docs_safe(frame) if docs_dir is not None else frame).to_pandas()
     params = {"dataframe": pdf}
     if docs_dir is not None:
         Path(docs_dir).mkdir(parents=True, exist_ok=True)
