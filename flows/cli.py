@@ -32,6 +32,15 @@ def _fail(message: str, code: int = 2) -> None:
     raise typer.Exit(code)
 
 
+def _fail_or_nothing(exc: BaseException) -> None:
+    """A known error ends the command: exit 0 when the run had nothing to decide, 2 otherwise."""
+    from transforms.annual import NothingToDecide
+
+    if isinstance(exc, NothingToDecide):
+        _nothing(str(exc))
+    _fail(str(exc))
+
+
 def _known_errors() -> tuple[type[BaseException], ...]:
     from pydantic import ValidationError
 
@@ -42,6 +51,48 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     from transforms.staging import SubmissionError
 
     return (RunError, LedgerError, ParameterError, KeyError_, SubmissionError, ValidationError, ValueError, OSError)
+
+
+def _nothing(message: str) -> None:
+    """A run with nothing to decide: said, exit 0, no run recorded."""
+    console.print(f"[yellow]{message}[/] (no run recorded)")
+    raise typer.Exit(0)
+
+
+def _check_year(params, tax_year: int, rules, input: Path, as_of: dt.date, *, estimates: bool = False) -> None:
+    """Before any flow starts: a tax year with reference data (else the parameter and the last
+    year known), and one the submission holds applications for (``applications.csv`` read
+    quickly; the flow checks the staged rows again)."""
+    from transforms import annual as steps
+    from transforms.credits import year_params
+    from transforms.params import MissingParameterError
+
+    first = steps.first_tax_year(params)
+    if tax_year >= first:
+        try:
+            year_params(params, tax_year, rules)
+        except MissingParameterError as exc:
+            known = tax_year - 1
+            while known >= first:
+                try:
+                    year_params(params, known, rules)
+                    break
+                except MissingParameterError:
+                    known -= 1
+            through = f"parameters known through {known}" if known >= first else "no tax year has all its parameters"
+            _fail(f"tax year {tax_year} has no reference data yet: {through} ({exc})")
+    try:  # every file there and readable: said at once (the flow checks again, and what it reads)
+        steps.check_complete(input)
+    except steps.RunError as exc:
+        _fail(str(exc))
+    quick = None if estimates else steps.quick_applications(input)
+    if quick is not None:
+        try:
+            steps.check_tax_year(quick, tax_year, as_of, first)
+        except steps.NothingToDecide:
+            pass  # said by the flow after staging, from the validated rows
+        except steps.RunError as exc:
+            _fail(str(exc))
 
 
 def _check_run_args(input: Path, policy: str | None = None, cap: float | None = None) -> None:
@@ -90,6 +141,7 @@ def _print_summary(summary) -> None:
     t.add_row("Cap / cap left", f"${summary.cap:,.2f} / ${summary.cap_left:,.2f}")
     if summary.rejected_rows:
         t.add_row("Rejected input rows", f"[yellow]{summary.rejected_rows:,}[/] (see rejects.csv)")
+    t.add_row("Received after the as-of date", f"{summary.received_after_as_of:,}, not seen")
     t.add_row("Outputs", summary.out_dir)
     groups: dict[str, int] = {}
     for p in summary.outputs:
@@ -124,14 +176,12 @@ def annual(
     n = _batches(batches, dask_address)
     try:
         from flows.annual import annual_flow
-        from transforms.credits import year_params
         from transforms.params import load_parameters
         from transforms.settings import AllocationSettings, Settings
 
         settings = Settings(allocation=AllocationSettings(policy=policy, cap=cap))
         params = load_parameters()
-        if tax_year >= int(params.value("program.first_tax_year", as_of_date)):
-            year_params(params, tax_year, settings.rules)  # a missing parameter stops here, named
+        _check_year(params, tax_year, settings.rules, input, as_of_date)
         _env.hash_key()  # a missing or bad key stops here; the flow's task reads it again where it is used
         from flows.fanout import with_task_runner
 
@@ -142,7 +192,7 @@ def annual(
                 batches=n,
             )
     except _known_errors() as exc:
-        _fail(str(exc))
+        _fail_or_nothing(exc)
         return
     _print_summary(summary)
 

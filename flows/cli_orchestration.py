@@ -44,6 +44,7 @@ def print_quarterly(s) -> None:
         ("Projected credits", f"${s.projected_total:,.2f}"),
         ("Cap pressure", s.cap_line),
         ("Allocated", "nothing (estimates only; run recorded in the ledger)"),
+        ("Received after the as-of date", f"{s.received_after_as_of:,}, not seen"),
     ]
     if s.rejected_rows:
         rows.append(("Rejected input rows", f"[yellow]{s.rejected_rows:,}[/] (see rejects.csv)"))
@@ -87,14 +88,16 @@ def register(app: typer.Typer) -> None:
             from transforms.settings import Settings
 
             params = _common_inputs()
+            settings = Settings()
+            c._check_year(params, tax_year, settings.rules, input, as_of_date, estimates=True)
             with c.console.status("running the quarterly estimates..."):
                 summary = with_task_runner(quarterly_flow, dask_address)(
                     input_dir=input.resolve(), tax_year=tax_year, quarter=quarter, as_of=as_of_date,
-                    out_dir=out_dir.resolve(), workdir=workdir.resolve(), params=params, settings=Settings(),
+                    out_dir=out_dir.resolve(), workdir=workdir.resolve(), params=params, settings=settings,
                     batches=n, wait_seconds=wait,
                 )
         except c._known_errors() as exc:
-            c._fail(str(exc))
+            c._fail_or_nothing(exc)
             return
         print_quarterly(summary)
 
@@ -132,6 +135,7 @@ def register(app: typer.Typer) -> None:
             settings = Settings().with_assignments(assignments)
             params = _common_inputs()
             params = params.with_overrides(w.parse_param_overrides(w.parse_assignments(param, "--param")))
+            c._check_year(params, tax_year, settings.rules, input, as_of_date)
             out_dir = (out or w.default_out_dir(workdir)).resolve()
             with c.console.status("running the what-if..."):
                 outcome = with_task_runner(whatif_flow, dask_address)(
@@ -140,7 +144,7 @@ def register(app: typer.Typer) -> None:
                     batches=n, wait_seconds=wait,
                 )
         except c._known_errors() as exc:
-            c._fail(str(exc))
+            c._fail_or_nothing(exc)
             return
         c._print_summary(outcome.summary)
         c.console.print(

@@ -40,6 +40,7 @@ def whatif_flow(
     # The lock keeps an annual run from committing while the what-if reads the ledger.
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
         staged = stage_submission(input_dir)
+        steps.check_tax_year(staged.frames["applications"], tax_year, as_of, steps.first_tax_year(params))
         run_id = steps.new_run_id("whatif", tax_year, staged.inputs_sha256)
         result = fan_out(credit_batch, staged.frames, batches, tax_year=tax_year, as_of=as_of, params=params,
                          settings=settings)

@@ -128,6 +128,7 @@ class QuarterlySummary:
     rejected_rows: int
     statuses: dict[str, int]
     variance_written: bool = False
+    received_after_as_of: int = 0  # requests of the tax year received after the as-of date: not seen
     outputs: list[str] = field(default_factory=list)
     out_dir: str = ""
     workdir: str = ""
@@ -188,6 +189,7 @@ def run_quarterly(
                 cap_pressure=(projected / cap_left) if cap_left else (0.0 if projected == 0 else float("inf")),
                 rejected_rows=staged.rejected_rows,
                 statuses=statuses, key_source=staged.key_source,
+                received_after_as_of=steps.received_after(staged, tax_year, as_of),
             )
             manifest = {
                 "run_id": run_id, "kind": "quarterly", "tax_year": tax_year, "quarter": quarter,

@@ -18,6 +18,7 @@ import polars as pl
 from transforms import schema
 from transforms.ingest import cross_rows as xrows
 from transforms.ingest import lake as lk
+from transforms.ingest import submission as sub
 from transforms.ingest import profiles as pf
 from transforms.ingest import readers as rd
 from transforms.ingest import validate as va
@@ -26,7 +27,6 @@ from transforms.ingest.report import REJECT_SCHEMA, FileRecord, IngestReport
 from transforms.pii import HashKey
 from transforms.staging import StagedTable, stage_table
 
-DATA_EXT = {".csv", ".txt", ".xlsx"}
 SSN_LIKE = re.compile(r"^\s*\d{3}[- ]?\d{2}[- ]?\d{4}\s*$")
 MASK = "[ssn masked]"
 MAX_VALUE_CHARS = 200
@@ -39,27 +39,10 @@ COMPACT = ("ssn_hash", "source_file", "__code", "__counts")
 # --- discovery -------------------------------------------------------------------------------
 
 def discover(root: Path, exclude: list[Path] | None = None) -> list[tuple[str | None, Path]]:
-    """Every file of the folder with its dataset (None: not part of the layout)."""
-    out: list[tuple[str | None, Path]] = []
-    excl = [e.resolve() for e in (exclude or [])]
-    for path in sorted(root.rglob("*")):
-        if not path.is_file():
-            continue
-        rel = path.relative_to(root)
-        if any(part.startswith(".") for part in rel.parts):
-            continue
-        rp = path.resolve()
-        if any(rp.is_relative_to(e) for e in excl):
-            continue
-        dataset: str | None = None
-        if rel.parts[0] == "payroll" and len(rel.parts) > 1:
-            dataset = "payroll" if path.suffix.lower() in DATA_EXT else None
-        elif len(rel.parts) == 1 and path.stem in schema.SUBMITTED_COLUMNS and path.suffix.lower() == ".csv":
-            dataset = path.stem
-        elif rel.parts[0] in schema.SUBMITTED_COLUMNS and path.suffix.lower() == ".csv":
-            dataset = rel.parts[0]
-        out.append((dataset, path))
-    return out
+    """Every regular file of the folder with its dataset (None: not part of the layout); the
+    entries that are not regular files (symbolic links, folders named like data files) are
+    left out here: ``submission.discover`` lists them."""
+    return [(e.dataset, e.path) for e in sub.discover(root, exclude) if e.kind == "file"]
 
 
 @dataclass
@@ -114,6 +97,9 @@ def read_tables(dataset: str, path: Path, rel: str, key: HashKey) -> tuple[list[
         return staged, None, bad, notes
 
     data = path.read_bytes()
+    kind = sub.sniff(data[:sub.SNIFF_BYTES], ext)
+    if kind is not None:  # compressed, binary, UTF-16 without a BOM: said, never echoed
+        return [], Problem(*kind), [], notes
     if not data or data.isspace():
         return [], Problem("empty_file", "the file is empty"), [], notes
     cands = [p for p in pf.profiles_for(dataset, "csv") if ext in p.extensions]
@@ -894,8 +880,11 @@ def _read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, 
 
 
 def _digest(path: Path) -> tuple[str, int]:
-    """(sha256, size) of a file's bytes."""
-    data = path.read_bytes()
+    """(sha256, size) of a file's bytes; ("", -1) when it cannot be read."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return "", -1
     return hashlib.sha256(data).hexdigest(), len(data)
 
 
@@ -910,11 +899,22 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
     sizes: dict[int, int] = {}
     rejects: list[dict] = []
     seen: dict[str, str] = {}
-    found = discover(root, exclude=[workdir] + ([docs_dir] if docs_dir else []))
+    entries = sub.discover(root, exclude=[workdir] + ([docs_dir] if docs_dir else []))
+    for e in entries:  # not read at all: a symbolic link, a folder named like a data file
+        if e.kind != "file":
+            rule, msg = sub.KIND_MESSAGES[e.kind]
+            records.append(FileRecord(e.rel, e.dataset, None, "", 0, 0, 0, "rejected", msg))
+            rejects.append(dict(file=e.rel, line=None, column=None, value=None, rule=rule, message=msg, employer_id=None))
+    found = [(e.dataset, e.path) for e in entries if e.kind == "file"]
     with ThreadPoolExecutor(max_workers=FILE_WORKERS, thread_name_prefix="digest") as pool:  # hashlib releases the GIL
         digests = list(pool.map(_digest, [path for _, path in found]))
     for index, ((dataset, path), (sha, size)) in enumerate(zip(found, digests, strict=True)):
         rel = path.relative_to(root).as_posix()
+        if size < 0:
+            rule, msg = sub.file_problem(sub.Entry(dataset, path, rel)) or ("unreadable", "cannot be read")
+            records.append(FileRecord(rel, dataset, None, "", 0, 0, 0, "rejected", msg))
+            rejects.append(dict(file=rel, line=None, column=None, value=None, rule=rule, message=msg, employer_id=None))
+            continue
         if dataset is None:
             msg = "not part of the submission layout (payroll/*.csv|.txt|.xlsx, applications.csv, roster.csv, certifications.csv, employer_rates.csv)"
             records.append(FileRecord(rel, None, None, sha, 0, 0, 0, "rejected", msg))

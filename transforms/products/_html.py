@@ -95,7 +95,40 @@ def render_many(template: str, pages: list[tuple[Path, dict]]) -> list[Path]:
     return [path for path, _ in pages]
 
 
+MAX_NAME = 100  # characters of a file name made from an id (file systems allow 255 bytes)
+
+
+class OutputCollision(ValueError):
+    """Two outputs would be written to one file name; nothing is written."""
+
+
 def safe_filename(name: str) -> str:
-    """A file name from an id: keep letters, digits, - _ . ; anything else becomes _."""
-    out = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(name))
-    return out.lstrip(".") or "_"
+    """A file name from an id (spec section 1, "ids are text"): ASCII letters, digits and
+    ``- _ .`` are kept, anything else becomes ``_``; where that changed the id (or it is longer
+    than ``MAX_NAME``), ``-`` and a short hash of the original id are appended, so two ids never
+    share a name (``X/1`` is ``X_1-<hash>``, ``X_1`` stays ``X_1``)."""
+    name = str(name)
+    out = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_.") else "_" for ch in name).lstrip(".") or "_"
+    if out != name or len(out) > MAX_NAME:
+        out = f"{out[:MAX_NAME - 11]}-{_short_hash(name)}"
+    return out
+
+
+def _short_hash(name: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(name.encode("utf-8")).hexdigest()[:10]
+
+
+def file_names(ids: list[str], what: str) -> dict[str, str]:
+    """``safe_filename`` of each distinct id, checked: two ids that would still meet in one file
+    name are ``OutputCollision`` before anything is written. (Names are compared exactly, as
+    this system's file systems do: a certificate number never changes once issued.)"""
+    names = {i: safe_filename(i) for i in dict.fromkeys(ids)}
+    seen: dict[str, str] = {}
+    for i, n in names.items():
+        if n in seen:
+            raise OutputCollision(f"{what} {seen[n]!r} and {i!r} would be written to the same file {n!r}; "
+                                  "nothing was written")
+        seen[n] = i
+    return names

@@ -30,12 +30,19 @@ AWARD_FILE_COLUMNS = [
 
 
 def certificate_no(approval_year: int, application_id: str) -> str:
-    """Deterministic certificate number: ``NJ-IMP-<approval_year>-<application_id>``."""
-    return f"NJ-IMP-{int(approval_year)}-{application_id}"
+    """Deterministic certificate number, ``NJ-IMP-<approval_year>-<application_id>`` with the id
+    as a file name (``_html.safe_filename``: unchanged for ids of letters, digits and ``- _ .``),
+    so that ``certificates/<certificate_no>.html`` is the certificate's file."""
+    from transforms.products._html import safe_filename
+
+    return f"NJ-IMP-{int(approval_year)}-{safe_filename(application_id)}"
 
 
 def certificate_expr() -> pl.Expr:
-    return pl.format("NJ-IMP-{}-{}", pl.col("approval_year").cast(pl.Int64), pl.col("application_id"))
+    from transforms.products._html import safe_filename
+
+    safe = pl.col("application_id").map_elements(safe_filename, return_dtype=pl.String)
+    return pl.format("NJ-IMP-{}-{}", pl.col("approval_year").cast(pl.Int64), safe)
 
 
 def award_rows(awards: pl.DataFrame, applications: pl.DataFrame | None = None) -> pl.DataFrame:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.products._html import render_many, safe_filename, without_gc
+from transforms.products._html import file_names, render_many, without_gc
 from transforms.products.award_file import award_rows
 
 TAX_TYPES = {
@@ -31,7 +31,9 @@ def write_certificates(
 ) -> list[Path]:
     """``certificates/<certificate_no>.html`` for every award > 0."""
     pages = []
-    for row in award_rows(awards, applications).iter_rows(named=True):
+    rows = award_rows(awards, applications)
+    names = file_names(rows.get_column("certificate_no").to_list(), "certificates")
+    for row in rows.iter_rows(named=True):
         tt = TAX_TYPES.get(row["tax_type"], TAX_TYPES["GIT"] if row["tax_type"] == "GIT" else TAX_TYPES["CBT"])
         c = {
             **row,
@@ -40,7 +42,7 @@ def write_certificates(
             "tax_year_end": row["tax_year_end"].isoformat(),
             "run_id": row.get("run_id") or run_id,
         }
-        path = Path(staging_dir) / "certificates" / f"{safe_filename(row['certificate_no'])}.html"
+        path = Path(staging_dir) / "certificates" / f"{names[row['certificate_no']]}.html"
         pages.append((path, {"c": c}))
     return render_many("certificate.html.j2", pages)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.products._html import render_many, safe_filename, without_gc
+from transforms.products._html import file_names, render_many, without_gc
 from transforms.products.award_file import certificate_no
 
 # code -> (plain words, citation). All codes of spec sections 5 and 7.
@@ -121,6 +121,7 @@ def write_notices(
     rejects_known = rejects is not None and "employer_id" in rejects.columns
     rejects_of = _rejects_by_employer(rejects)
     pages = []
+    names = file_names(awards.get_column("application_id").to_list(), "the notices of applications")
     for a in awards.sort("application_id").iter_rows(named=True):
         lines = by_app.get(a["application_id"], [])
         emp_codes = sorted({r["code"] for ln in lines for r in ln["reason_list"]})
@@ -137,6 +138,6 @@ def write_notices(
             "received": a["received_at"].isoformat() if a.get("received_at") is not None else "",
             "run_id": a.get("run_id") or run_id,
         }
-        pages.append((Path(staging_dir) / "notices" / f"{safe_filename(a['application_id'])}.html", {"n": ctx}))
+        pages.append((Path(staging_dir) / "notices" / f"{names[a['application_id']]}.html", {"n": ctx}))
     return render_many("notice.html.j2", pages)
 
