@@ -18,7 +18,7 @@ from pathlib import Path
 import polars as pl
 from filelock import FileLock, Timeout
 
-from transforms import failpoints, ledger
+from transforms import failpoints, ledger, schema
 from transforms.credits import CreditInputs, CreditResult, compute_credits, employee_output
 from transforms.decide import Decisions, awards_output, decide
 from transforms.outputs import (
@@ -30,7 +30,6 @@ from transforms.outputs import (
 )
 from transforms.params import Parameters
 from transforms.pii import HashKey
-from transforms import schema
 from transforms.schema import STAGED
 from transforms.settings import Settings
 

@@ -18,9 +18,9 @@ import polars as pl
 from transforms import schema
 from transforms.ingest import cross_rows as xrows
 from transforms.ingest import lake as lk
-from transforms.ingest import submission as sub
 from transforms.ingest import profiles as pf
 from transforms.ingest import readers as rd
+from transforms.ingest import submission as sub
 from transforms.ingest import validate as va
 from transforms.ingest.cross_rows import ORDER_BASE, cross_row_rejects
 from transforms.ingest.report import REJECT_SCHEMA, FileRecord, IngestReport
