@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -19,6 +20,23 @@ if os.environ.get("IMPCREDIT_DEBUG") != "1":
     # traceback first. IMPCREDIT_DEBUG=1 keeps them.
     for _logger in ("FLOW_RUNS", "TASK_RUNS"):
         os.environ.setdefault(f"PREFECT_LOGGING_LOGGERS_PREFECT_{_logger}_LEVEL", "CRITICAL")
+
+def _flags_without_type() -> None:
+    """Typer 0.29 writes each option's Python type in --help (``<bool>`` beside a flag, ``<str>``
+    beside an argument); a flag takes no value and an argument is named by its metavar, so they
+    show none (every other option has a metavar: DIR, YEAR, YYYY-MM-DD)."""
+    from typer.core import TyperArgument, TyperOption
+
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self, ctx):
+        return None if self.is_flag else shown(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich
+    TyperArgument.display_type_rich = lambda self, ctx: None
+
+
+_flags_without_type()
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False, help="New Jersey impairment tax credit (N.J.S.A. 34:11-56a40).")
 console = Console()
@@ -124,7 +142,7 @@ def _parse_date(value: str | None, name: str) -> dt.date:
         raise
 
 
-def _print_summary(summary) -> None:
+def _print_summary(summary, elapsed: float | None = None) -> None:
     from rich.panel import Panel
 
     t = Table(show_header=False, box=None, pad_edge=False)
@@ -136,8 +154,10 @@ def _print_summary(summary) -> None:
     t.add_row("Applications", f"{summary.applications:,}  " + ", ".join(f"{k} {v}" for k, v in summary.statuses.items()))
     t.add_row("Employee-years (eligible)", f"{summary.employee_years:,} ({summary.eligible_employee_years:,})")
     t.add_row("Requested", f"${summary.requested:,.2f}")
-    t.add_row("Awarded", f"${summary.awarded:,.2f}")
-    t.add_row("Approved earlier this year", f"${summary.approved_before:,.2f}")
+    t.add_row("Awarded (these applications)", f"${summary.awarded:,.2f}")
+    t.add_row("  by this run", f"${summary.awarded_now:,.2f}")
+    t.add_row("  by earlier runs (kept)", f"${summary.awarded_earlier:,.2f}")
+    t.add_row("Approved earlier this approval year", f"${summary.approved_before:,.2f}")
     t.add_row("Cap / cap left", f"${summary.cap:,.2f} / ${summary.cap_left:,.2f}")
     if summary.rejected_rows:
         t.add_row("Rejected input rows", f"[yellow]{summary.rejected_rows:,}[/] (see rejects.csv)")
@@ -151,27 +171,40 @@ def _print_summary(summary) -> None:
     for name, n in sorted(groups.items()):
         t.add_row("", f"{name} ({n} files)" if name.endswith("/") else name)
     t.add_row("Ledger", str(Path(summary.workdir) / "impcredit.duckdb"))
+    if elapsed is not None:
+        t.add_row("Total time", f"{elapsed:.1f} s")
     status = "completed with rejections" if summary.rejected_rows else "completed"
     console.print(Panel(t, title=f"impcredit {summary.kind}: {status}", expand=False))
+    changes = getattr(summary, "changes", None) or []
+    if changes:
+        console.print("[bold]What changed[/] (changes.csv): " + changes[0])
+        for line in changes[1:]:
+            console.print(f"  {line}")
     if summary.key_source == "demo":
         console.print("[yellow]note:[/] ssn hashes use the built-in demo key; set IMPCREDIT_HMAC_KEY_FILE for real data.")
 
 
 @app.command()
 def annual(
-    input: Annotated[Path, typer.Option("--input", help="Submission folder (canonical layout, spec section 1).")],
-    tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year to compute.")],
-    as_of: Annotated[str | None, typer.Option("--as-of", help="As-of date (default today); its year is the approval year.")] = None,
-    out: Annotated[Path, typer.Option("--out", help="Output folder.")] = DATA / "out",
-    workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.")] = DATA / "work",
-    cap: Annotated[float | None, typer.Option("--cap", help="Override the statutory annual cap (dollars).")] = None,
-    policy: Annotated[str, typer.Option("--policy", help="Cap rationing: fcfs or pro-rata.")] = "fcfs",
-    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.")] = 0.0,
-    batches: Annotated[int, typer.Option("--batches", help="Employer batches to compute in parallel.")] = 1,
-    dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP)] = None,
+    input: Annotated[Path, typer.Option("--input", help="Submission folder (canonical layout, spec section 1).", metavar="DIR")],
+    tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year to compute.", metavar="YEAR")],
+    as_of: Annotated[str | None, typer.Option("--as-of", help="As-of date (default today); its year is the approval year.", metavar="YYYY-MM-DD")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Output folder (default data/out/annual-YEAR).", metavar="DIR")] = None,
+    workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.", metavar="DIR")] = DATA / "work",
+    cap: Annotated[float | None, typer.Option("--cap", help="Override the statutory annual cap (dollars).", metavar="DOLLARS")] = None,
+    policy: Annotated[str, typer.Option("--policy", help="Cap rationing: fcfs or pro-rata.", metavar="fcfs|pro-rata")] = "fcfs",
+    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.", metavar="SECONDS")] = 0.0,
+    batches: Annotated[int, typer.Option("--batches", help="Employer batches to compute in parallel.", metavar="N")] = 1,
+    dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP, metavar="ADDRESS")] = None,
 ) -> None:
-    """Compute credits, decide applications against the cap and write the award files."""
+    """Compute credits, decide applications against the cap and write the award files.
+
+    Example: impcredit annual --input data/sample --tax-year 2023 --as-of 2024-07-01
+    (the approval year is the as-of date's year; applications received after it wait for a later run)
+    """
+    started = time.monotonic()
     as_of_date = _parse_date(as_of, "--as-of")
+    out = out or DATA / "out" / f"annual-{tax_year}"
     _check_run_args(input, policy, cap)
     n = _batches(batches, dask_address)
     try:
@@ -194,15 +227,15 @@ def annual(
     except _known_errors() as exc:
         _fail_or_nothing(exc)
         return
-    _print_summary(summary)
+    _print_summary(summary, time.monotonic() - started)
 
 
 @app.command()
 def generate(
-    employers: Annotated[int, typer.Option("--employers", min=1, help="Number of employers.")] = 200,
-    seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same files).")] = 1,
-    out: Annotated[Path, typer.Option("--out", help="Folder to write the submission into.")] = DATA / "sample",
-    tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year the applications claim.")] = 2023,
+    employers: Annotated[int, typer.Option("--employers", min=1, help="Number of employers.", metavar="N")] = 200,
+    seed: Annotated[int, typer.Option("--seed", help="Random seed (same seed, same files).", metavar="N")] = 1,
+    out: Annotated[Path, typer.Option("--out", help="Folder to write the submission into.", metavar="DIR")] = DATA / "sample",
+    tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year the applications claim.", metavar="YEAR")] = 2023,
     vendor_mix: Annotated[bool, typer.Option("--vendor-mix", help="Write payroll in several vendor layouts.")] = False,
 ) -> None:
     """Write a realistic synthetic submission folder."""
@@ -231,11 +264,11 @@ def generate(
 
 @app.command()
 def ingest(
-    input: Annotated[Path, typer.Option("--input", help="Submission folder (canonical or vendor layouts).")],
-    workdir: Annotated[Path, typer.Option("--workdir", help="Workdir holding the Parquet lake.")] = DATA / "work",
-    out: Annotated[Path | None, typer.Option("--out", help="Where to write rejects.csv (default: the workdir).")] = None,
+    input: Annotated[Path, typer.Option("--input", help="Submission folder (canonical or vendor layouts).", metavar="DIR")],
+    workdir: Annotated[Path, typer.Option("--workdir", help="Workdir holding the Parquet lake.", metavar="DIR")] = DATA / "work",
+    out: Annotated[Path | None, typer.Option("--out", help="Where to write rejects.csv (default: the workdir).", metavar="DIR")] = None,
     engine: Annotated[str, typer.Option(
-        "--validation-engine",
+        "--validation-engine", metavar="gx|polars",
         help="gx: Great Expectations Core, file by file, and its Data Docs under <out>/data_docs; "
         "polars: the same suites compiled to Polars (no Data Docs; what annual runs use).",
     )] = "gx",
@@ -263,9 +296,14 @@ def ingest(
 
 @app.command()
 def runs(
-    workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.")] = DATA / "work",
+    workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.", metavar="DIR")] = DATA / "work",
+    long: Annotated[bool, typer.Option("--long", help="Every column, full run ids (wider than 80 columns).")] = False,
 ) -> None:
-    """The run history of a workdir's ledger."""
+    """The run history of a workdir's ledger: when, what, new awards, duration, and whether the
+    inputs changed since the run before (reopenings are listed as runs of kind reopen).
+
+    Example: impcredit runs --workdir data/work
+    """
     import json
 
     from transforms import ledger
@@ -280,16 +318,144 @@ def runs(
     except _known_errors() as exc:
         _fail(str(exc))
         return
-    t = Table(title=f"runs in {path}")
-    for col in ("run", "kind", "tax year", "as of", "policy", "status", "applications", "requested", "awarded"):
-        t.add_column(col)
+    t = Table(title=f"runs in {path}", box=None, pad_edge=False, title_justify="left")
+    cols = (["run id", "kind", "tax year", "as of", "policy", "status", "applications", "requested", "new awards",
+             "awarded", "seconds", "inputs changed"] if long else
+            ["when (UTC)", "run", "kind", "year", "as of", "apps", "new awards", "secs", "inputs"])
+    for col in cols:
+        t.add_column(col, justify="right" if col in ("applications", "requested", "new awards", "awarded", "seconds",
+                                                     "apps", "secs") else "left", no_wrap=True)
     for r in hist.iter_rows(named=True):
         s = json.loads(r["summary_json"])
-        t.add_row(
-            r["run_id"], r["kind"], str(r["tax_year"]) + (f" Q{r['quarter']}" if r["quarter"] else ""), str(r["as_of"]),
-            r["policy"], r["status"], str(s.get("applications", "")), f"{s.get('requested', 0):,.2f}", f"{s.get('awarded', 0):,.2f}",
-        )
+        kind = r["kind"] + (f" Q{r['quarter']}" if r["quarter"] else "")
+        if r["kind"] == "reopen":
+            kind = f"reopen {s.get('application_id', '')}"
+        secs = f"{(r['committed_at'] - r['started_at']).total_seconds():.1f}"
+        new = f"{s['awarded_now']:,.2f}" if "awarded_now" in s else ""
+        changed = "yes" if s.get("inputs_changed") else "" if r["kind"] == "reopen" else "no"
+        if long:
+            t.add_row(r["run_id"], kind, str(r["tax_year"]), str(r["as_of"]), r["policy"], r["status"],
+                      str(s.get("applications", "")), f"{s.get('requested', 0):,.2f}", new, f"{s.get('awarded', 0):,.2f}",
+                      secs, changed)
+        else:
+            t.add_row(r["committed_at"].strftime("%m-%d %H:%M"), r["run_id"].rsplit("-", 1)[-1][:8], kind[:18],
+                      str(r["tax_year"]), str(r["as_of"]), str(s.get("applications", "")), new, secs, changed)
     console.print(t)
+
+
+@app.command()
+def reopen(
+    application: Annotated[str, typer.Argument(help="The application to decide again, e.g. APP-2023-000042.",
+                                               metavar="APPLICATION")],
+    reason: Annotated[str, typer.Option("--reason", help="Why (recorded in the ledger), e.g. 'corrected payroll of March'.", metavar="TEXT")],
+    workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.", metavar="DIR")] = DATA / "work",
+    wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.", metavar="SECONDS")] = 0.0,
+) -> None:
+    """Reopen a decided application: the next annual run of its tax year decides it again.
+
+    Spec section 7, I-12: it is decided in that run's approval year. An increase takes cap left
+    in that year; a decrease returns the difference to the cap of the year it came from; the award
+    file carries the change as an amendment row.
+
+    Example: impcredit reopen APP-2023-000042 --reason "corrected payroll file" --workdir data/work
+    """
+    import datetime as _dt
+    import hashlib
+    import json
+
+    from transforms import annual as steps
+    from transforms import ledger
+
+    if not reason.strip():
+        _fail("--reason must say why the application is reopened")
+    path = workdir / "impcredit.duckdb"
+    if not path.exists():
+        _fail(f"no ledger at {path}: nothing was decided on this workdir")
+    try:
+        with steps.workdir_lock(workdir, wait_seconds=wait):
+            con = ledger.connect(path)
+            try:
+                cur = ledger.current_decisions(con, [application])
+                if cur.height == 0:
+                    raise ledger.LedgerError(f"application {application!r} has no decision in {path}: nothing to reopen")
+                row = cur.row(0, named=True)
+                now = ledger.now_utc()
+                today = _dt.date.today()
+                run_id = (f"reopen-{row['tax_year']}-{now.strftime('%Y%m%dT%H%M%S%fZ')}-"
+                          f"{hashlib.sha256(application.encode()).hexdigest()[:8]}")
+                record = {
+                    "run_id": run_id, "kind": "reopen", "tax_year": row["tax_year"], "quarter": None, "as_of": today,
+                    "approval_year": today.year, "policy": "", "cap_cents": 0, "settings_json": "{}", "params_version": "",
+                    "inputs_sha256": "", "status": "reopened", "started_at": now, "committed_at": now,
+                    "summary_json": json.dumps({"application_id": application, "reason": reason.strip(),
+                                                "status_before": row["status"], "awarded_before": row["awarded_cents"] / 100},
+                                               sort_keys=True),
+                }
+                ledger.reopen(con, application, reason.strip(), record)
+            finally:
+                con.close()
+    except _known_errors() as exc:
+        _fail(str(exc))
+        return
+    console.print(f"reopened {application} ({row['status']}, awarded ${row['awarded_cents'] / 100:,.2f} in "
+                  f"{row['approval_year']}): the next annual run of tax year {row['tax_year']} that holds it decides it "
+                  f"again. Recorded as {run_id}.")
+
+
+@app.command()
+def settings(
+    parameters: Annotated[bool, typer.Option("--parameters/--no-parameters", help="List the legal parameters too.")] = True,
+) -> None:
+    """Every setting and legal parameter: values, defaults, dated values and citations.
+
+    What `whatif --set NAME=VALUE` and `whatif --param NAME[@YYYY-MM-DD]=VALUE` accept.
+
+    Examples: impcredit settings; impcredit whatif --input data/sample --tax-year 2023 --set overtime=premium
+    """
+    from transforms.params import load_parameters
+    from transforms.settings import SETTING_HELP, setting_fields
+
+    t = Table(title="Settings (whatif --set NAME=VALUE; annual --policy, --cap)", box=None, pad_edge=False,
+              title_justify="left")
+    for col in ("setting", "values", "default", "meaning"):
+        t.add_column(col, overflow="fold")
+    for name, _, choices, default in setting_fields():
+        t.add_row(name, " | ".join(choices), default, SETTING_HELP.get(name, ""))
+    console.print(t)
+    if not parameters:
+        return
+    params = load_parameters()
+    p = Table(title="Parameters (whatif --param NAME=VALUE, or NAME@YYYY-MM-DD=VALUE for one dated value)", box=None,
+              pad_edge=False, title_justify="left")
+    for col in ("parameter", "effective", "value", "citation"):
+        p.add_column(col, overflow="fold")
+    for name in params.series_names():
+        s = params.series(name)
+        for i, v in enumerate(s.values):
+            value = v.value.isoformat() if hasattr(v.value, "isoformat") else f"{v.value:g}"
+            p.add_row(name if i == 0 else "", v.effective.isoformat(), f"{value} {s.unit if s.unit != 'date' else ''}".strip(),
+                      v.citation.title)
+    console.print(p)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from transforms.annual import code_version
+
+        console.print(f"impcredit {code_version()}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version (and the code's commit) and exit.")] = False,
+) -> None:
+    """New Jersey impairment tax credit (N.J.S.A. 34:11-56a40).
+
+    Dates are ISO (2024-07-01). Typical session: impcredit generate --out data/sample;
+    impcredit annual --input data/sample --tax-year 2023 --as-of 2024-07-01; impcredit runs.
+    """
 
 
 def _register_extensions() -> None:

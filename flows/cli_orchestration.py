@@ -64,15 +64,15 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def quarterly(
-        input: Annotated[Path, typer.Option("--input", help="Submission folder (canonical layout).")],
-        tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year to estimate.")],
-        quarter: Annotated[int, typer.Option("--quarter", help="Quarter 1-4: data through Mar 31, Jun 30, Sep 30, Dec 31.")],
-        as_of: Annotated[str | None, typer.Option("--as-of", help="As-of date (default today): applications received by then.")] = None,
-        out: Annotated[Path | None, typer.Option("--out", help="Output folder (default data/out/quarterly/<year>-Q<q>).")] = None,
-        workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.")] = DATA / "work",
-        batches: Annotated[int, typer.Option("--batches", help="Employer batches to compute in parallel.")] = 1,
-        dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP)] = None,
-        wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.")] = 0.0,
+        input: Annotated[Path, typer.Option("--input", help="Submission folder (canonical layout).", metavar="DIR")],
+        tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year to estimate.", metavar="YEAR")],
+        quarter: Annotated[int, typer.Option("--quarter", help="Quarter 1-4: data through Mar 31, Jun 30, Sep 30, Dec 31.", metavar="1-4")],
+        as_of: Annotated[str | None, typer.Option("--as-of", help="As-of date (default today): applications received by then.", metavar="YYYY-MM-DD")] = None,
+        out: Annotated[Path | None, typer.Option("--out", help="Output folder (default data/out/quarterly/<year>-Q<q>).", metavar="DIR")] = None,
+        workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.", metavar="DIR")] = DATA / "work",
+        batches: Annotated[int, typer.Option("--batches", help="Employer batches to compute in parallel.", metavar="N")] = 1,
+        dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP, metavar="ADDRESS")] = None,
+        wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.", metavar="SECONDS")] = 0.0,
     ) -> None:
         """Quarterly estimates (spec 9): projected credits, installment shares, cap pressure; allocates nothing."""
         c = _cli()
@@ -103,18 +103,18 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def whatif(
-        input: Annotated[Path, typer.Option("--input", help="Submission folder (canonical layout).")],
-        tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year to compute.")],
-        as_of: Annotated[str | None, typer.Option("--as-of", help="As-of date (default today); its year is the approval year.")] = None,
-        set_: Annotated[list[str] | None, typer.Option("--set", help="Setting NAME=VALUE (interpretation register, allocation).")] = None,
-        param: Annotated[list[str] | None, typer.Option("--param", help="Parameter overlay NAME[@DATE]=VALUE.")] = None,
-        cap: Annotated[float | None, typer.Option("--cap", help="Cap in dollars for the what-if.")] = None,
-        policy: Annotated[str | None, typer.Option("--policy", help="fcfs or pro-rata.")] = None,
-        workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (read only here).")] = DATA / "work",
-        out: Annotated[Path | None, typer.Option("--out", help="Output folder (default <workdir>/whatif/<timestamp>).")] = None,
-        batches: Annotated[int, typer.Option("--batches", help="Employer batches to compute in parallel.")] = 1,
-        dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP)] = None,
-        wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.")] = 0.0,
+        input: Annotated[Path, typer.Option("--input", help="Submission folder (canonical layout).", metavar="DIR")],
+        tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year to compute.", metavar="YEAR")],
+        as_of: Annotated[str | None, typer.Option("--as-of", help="As-of date (default today); its year is the approval year.", metavar="YYYY-MM-DD")] = None,
+        set_: Annotated[list[str] | None, typer.Option("--set", help="Setting NAME=VALUE (interpretation register, allocation).", metavar="NAME=VALUE")] = None,
+        param: Annotated[list[str] | None, typer.Option("--param", help="Parameter overlay NAME[@DATE]=VALUE.", metavar="NAME[@DATE]=VALUE")] = None,
+        cap: Annotated[float | None, typer.Option("--cap", help="Cap in dollars for the what-if.", metavar="DOLLARS")] = None,
+        policy: Annotated[str | None, typer.Option("--policy", help="fcfs or pro-rata.", metavar="fcfs|pro-rata")] = None,
+        workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (read only here).", metavar="DIR")] = DATA / "work",
+        out: Annotated[Path | None, typer.Option("--out", help="Output folder (default <workdir>/whatif/<timestamp>).", metavar="DIR")] = None,
+        batches: Annotated[int, typer.Option("--batches", help="Employer batches to compute in parallel.", metavar="N")] = 1,
+        dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP, metavar="ADDRESS")] = None,
+        wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.", metavar="SECONDS")] = 0.0,
     ) -> None:
         """Run with other settings, parameters, cap or policy; writes outputs and diff.csv, never the ledger."""
         c = _cli()
@@ -132,7 +132,10 @@ def register(app: typer.Typer) -> None:
                 assignments["cap"] = str(cap)
             if policy is not None:
                 assignments["policy"] = policy
-            settings = Settings().with_assignments(assignments)
+            try:
+                settings = Settings().with_assignments(assignments)
+            except ValueError as exc:
+                c._fail(f"--set {exc}")
             params = _common_inputs()
             params = params.with_overrides(w.parse_param_overrides(w.parse_assignments(param, "--param")))
             c._check_year(params, tax_year, settings.rules, input, as_of_date)
@@ -147,6 +150,13 @@ def register(app: typer.Typer) -> None:
             c._fail_or_nothing(exc)
             return
         c._print_summary(outcome.summary)
+        shown = {k: v for k, v in assignments.items()} or {"(none)": "the defaults"}
+        c.console.print("settings: " + ", ".join(f"{k}={v}" for k, v in shown.items())
+                        + (f"; parameters: {', '.join(f'{k}={v}' for k, v in params.overrides.items())}" if params.overrides else ""))
+        t = outcome.totals or {}
+        if t.get("before_awarded") is not None:
+            c.console.print(f"before (ledger): requested ${t['before_requested']:,.2f}, awarded ${t['before_awarded']:,.2f}; "
+                            f"what-if: requested ${t['whatif_requested']:,.2f}, awarded ${t['whatif_awarded']:,.2f}")
         c.console.print(
             f"what-if against {outcome.baseline_run or 'no annual run (everything is new)'}: "
             f"[bold]{outcome.changed}[/] award(s) change; see {outcome.diff_path}. The ledger was not written."
@@ -154,14 +164,14 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def backfill(
-        input: Annotated[Path, typer.Option("--input", help="Submission folder, or one sub-folder per year (<dir>/2021).")],
-        years: Annotated[str, typer.Option("--years", help="Tax years, e.g. 2019-2024 or 2019,2021.")],
-        as_of: Annotated[str | None, typer.Option("--as-of", help="As-of date for every year (default July 1 after each tax year).")] = None,
-        out: Annotated[Path, typer.Option("--out", help="Output folder (one sub-folder per year).")] = DATA / "out" / "backfill",
-        workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.")] = DATA / "work",
-        cap: Annotated[float | None, typer.Option("--cap", help="Override the statutory annual cap (dollars).")] = None,
-        policy: Annotated[str, typer.Option("--policy", help="Cap rationing: fcfs or pro-rata.")] = "fcfs",
-        wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.")] = 0.0,
+        input: Annotated[Path, typer.Option("--input", help="Submission folder, or one sub-folder per year (<dir>/2021).", metavar="DIR")],
+        years: Annotated[str, typer.Option("--years", help="Tax years, e.g. 2019-2024 or 2019,2021.", metavar="YEARS")],
+        as_of: Annotated[str | None, typer.Option("--as-of", help="As-of date for every year (default July 1 after each tax year).", metavar="YYYY-MM-DD")] = None,
+        out: Annotated[Path, typer.Option("--out", help="Output folder (one sub-folder per year).", metavar="DIR")] = DATA / "out" / "backfill",
+        workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.", metavar="DIR")] = DATA / "work",
+        cap: Annotated[float | None, typer.Option("--cap", help="Override the statutory annual cap (dollars).", metavar="DOLLARS")] = None,
+        policy: Annotated[str, typer.Option("--policy", help="Cap rationing: fcfs or pro-rata.", metavar="fcfs|pro-rata")] = "fcfs",
+        wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.", metavar="SECONDS")] = 0.0,
     ) -> None:
         """Run the annual flow for each tax year in order (subflows of one parent flow)."""
         c = _cli()
@@ -204,9 +214,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command()
     def variance(
-        tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year.")],
-        workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.")] = DATA / "work",
-        out: Annotated[Path | None, typer.Option("--out", help="Output folder (default data/out/quarterly/<year>).")] = None,
+        tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year.", metavar="YEAR")],
+        workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.", metavar="DIR")] = DATA / "work",
+        out: Annotated[Path | None, typer.Option("--out", help="Output folder (default data/out/quarterly/<year>).", metavar="DIR")] = None,
     ) -> None:
         """variance.csv: each application's final credit (annual run) against its quarterly projections."""
         c = _cli()
@@ -222,14 +232,20 @@ def register(app: typer.Typer) -> None:
         if path is None:
             c._fail(f"no annual run of tax year {tax_year} in {workdir}; run `impcredit annual` first")
             return
-        frame = pl.read_csv(path)
+        frame = pl.read_csv(path, infer_schema=False)
+        money = [col for col in frame.columns if col.startswith(("projected_q", "variance_q")) or col in ("final_credit", "awarded")]
+        frame = frame.with_columns(pl.col(money).cast(pl.Float64))  # an empty column is still money, not text
         qcols = [col for col in frame.columns if col.startswith("projected_q")]
         rows = [("Tax year", str(tax_year)), ("Applications", f"{frame.height:,}"),
                 ("Final credits", f"${frame['final_credit'].fill_null(0).sum():,.2f}")]
         for col in qcols:
             qn = col.removeprefix("projected_q")
-            rows.append((f"Q{qn} projected / variance",
-                         f"${frame[col].fill_null(0).sum():,.2f} / ${frame['variance_q' + qn].fill_null(0).sum():,.2f}"))
+            projected = frame.filter(pl.col(col).is_not_null())
+            if projected.height == 0:
+                rows.append((f"Q{qn} projected / variance", "no projection"))
+                continue
+            rows.append((f"Q{qn} projected / variance ({projected.height} projected)",
+                         f"${projected[col].sum():,.2f} / ${projected['variance_q' + qn].fill_null(0).sum():,.2f}"))
         rows.append(("Report", str(path)))
         _panel("impcredit variance", rows)
 

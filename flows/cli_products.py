@@ -20,6 +20,8 @@ def _fmt(v) -> str:
 
 def render_text(r: dict, console: Console) -> None:
     e = r["employee_year"]
+    console.print(plain_words(r))
+    console.print()
     head = Table(show_header=False, box=None)
     head.add_column(style="bold")
     head.add_column()
@@ -80,22 +82,60 @@ def render_text(r: dict, console: Console) -> None:
         console.print(f"[dim]{ck['note']}[/]")
 
 
+DATA = Path(__file__).resolve().parents[1] / "data"
+
+
+def plain_words(r: dict) -> str:
+    """The paragraph an analyst reads to an employer: hours, the rates, each part in dollars."""
+    e, res = r["employee_year"], r["result"]
+    q = {x["name"]: x["value"] for x in r["quantities"]}
+    who = f"Employee {e['employee_id']} of employer {e['employer_id']} (application {e['application_id']}, {e['wage_category']})"
+    if "H_t" not in q:
+        return f"{who}: nothing is computed for tax year {e['tax_year']} ({e.get('reasons') or 'no reason recorded'})."
+    t, p = int(e["tax_year"]), int(e["tax_year"]) - 1
+    words = [f"{who} worked {q['H_t']:,.2f} hours in {t} and {q['H_p']:,.2f} in {p}."]
+    words.append(f"The minimum wage of the category averaged ${q['MWavg_t']:,.4f} an hour over those {t} hours "
+                 f"(${q['MWavg_p']:,.4f} over {p}); the old-law adjustment ADJ is ${q['ADJ_t']:,.2f}.")
+    if q["H_p"]:
+        words.append(f"In {p} the employer paid ${q['W_p']:,.2f} in wages and ${q['T_p']:,.2f} in employer taxes, "
+                     f"${(q['W_p'] + q['T_p']) / q['H_p']:,.4f} an hour.")
+    if e["status"] != "ELIGIBLE":
+        words.append(f"The employee-year is not eligible ({e['reasons']}), so it counts $0.00.")
+    else:
+        words.append(f"Part 1, for the {min(q['H_t'], q['H_p']):,.2f} hours both years share, is ${res['part1_credit']}; "
+                     f"part 2, for the {max(q['H_t'] - q['H_p'], 0):,.2f} additional hours, is ${res['part2_credit']}. "
+                     f"The credit is ${res['credit']}.")
+    if r.get("netted_lines"):
+        words.append(f"Reversals netted: {r['netted_lines']}.")
+    return " ".join(words)
+
+
 def register(app: typer.Typer) -> None:
     @app.command()
     def explain(
-        workdir: Annotated[Path, typer.Option("--workdir", help="Workdir of the run (holds lake/ and the ledger).")],
-        out: Annotated[Path, typer.Option("--out", help="Output folder of the annual run (employee_years.parquet).")],
-        tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year.")],
-        employer: Annotated[str, typer.Option("--employer", help="Employer id.")],
-        employee: Annotated[str, typer.Option("--employee", help="Employee id (the employer's own).")],
-        format: Annotated[str, typer.Option("--format", help="text or json.")] = "text",
-        application: Annotated[str | None, typer.Option("--application", help="Application id, when the employee is claimed by several.")] = None,
+        tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year, e.g. 2023.", metavar="YEAR")],
+        employer: Annotated[str, typer.Option("--employer", help="Employer id (9 digits).", metavar="ID")],
+        employee: Annotated[str, typer.Option("--employee", help="Employee id (the employer's own).", metavar="ID")],
+        workdir: Annotated[Path, typer.Option("--workdir", help="Workdir of the run (holds lake/ and the ledger).",
+                                              metavar="DIR")] = DATA / "work",
+        out: Annotated[Path | None, typer.Option("--out", help="Output folder of the annual run (default "
+                                                 "data/out/annual-YEAR, as annual writes it).", metavar="DIR")] = None,
+        format: Annotated[str, typer.Option("--format", help="text or json.", metavar="text|json")] = "text",
+        application: Annotated[str | None, typer.Option("--application", help="Application id, when the employee is claimed by several.",
+                                                        metavar="ID")] = None,
     ) -> None:
-        """Explain one employee-year's credit: quantities, parameters with citations, sources, check."""
+        """Explain one employee-year's credit, in plain words first, then to the cent.
+
+        Every quantity with its formula, the parameters with their citations, the submitted lines
+        and a check that recomputes the credit to the cent.
+
+        Example: impcredit explain --tax-year 2023 --employer 100000001 --employee E1
+        """
         err = Console(stderr=True)
         if format not in ("text", "json"):
             err.print(f"[bold red]error:[/] --format must be text or json, not {format!r}")
             raise typer.Exit(2)
+        out = out or DATA / "out" / f"annual-{tax_year}"
         from transforms.params import ParameterError, load_parameters
         from transforms.products.explain import ExplainError
         from transforms.products.explain import explain as run_explain

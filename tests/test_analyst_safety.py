@@ -49,8 +49,8 @@ def nothing_written(tmp: Path) -> None:
     ledger = tmp / "work" / "impcredit.duckdb"
     if ledger.exists():
         con = duckdb.connect(str(ledger), read_only=True)
-        assert con.sql("SELECT count(*) FROM runs").fetchone()[0] == 0
-        assert con.sql("SELECT count(*) FROM decisions").fetchone()[0] == 0
+        assert con.sql("SELECT count(*) FROM runs").fetchall()[0][0] == 0
+        assert con.sql("SELECT count(*) FROM decisions").fetchall()[0][0] == 0
         con.close()
 
 

@@ -143,3 +143,30 @@ def test_a_run_records_every_input_file(tmp_path):
         ledger.commit_run(con, rec, empty, files[:1], 500)
     assert con.sql("SELECT count(*) FROM input_files").fetchall()[0][0] == 3000
     con.close()
+
+
+def test_a_schema_1_ledger_is_migrated_keeping_every_decision(tmp_path):
+    """Ledgers written before amendments (schema 1) gain seq/kind/decided_in, employee_years and
+    reopenings in one transaction; every decision and run stays as it was."""
+    import datetime as dt
+
+    import duckdb
+
+    path = tmp_path / "impcredit.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE schema_version (version INTEGER NOT NULL, applied_at TIMESTAMP NOT NULL)")
+    for stmt in ledger._MIGRATIONS[1]:
+        con.execute(stmt)
+    con.execute("INSERT INTO schema_version VALUES (1, now()::TIMESTAMP)")
+    con.execute("INSERT INTO decisions VALUES ('A1', 2024, 2023, '100000001', 'One', 'Essex', 'CBT', ?, 5000, 4000, "
+                "'PARTIAL', 'CAP_EXHAUSTED', 'r1')", [dt.datetime(2024, 2, 1, tzinfo=dt.UTC)])
+    con.close()
+    con = ledger.connect(path)
+    assert con.sql("SELECT max(version) FROM schema_version").fetchall()[0][0] == 2
+    rows = con.sql("SELECT application_id, approval_year, awarded_cents, seq, kind, decided_in FROM decisions").fetchall()
+    assert rows == [("A1", 2024, 4000, 0, "decision", 2024)]
+    cur = ledger.current_decisions(con)
+    assert cur.select("application_id", "awarded_cents", "status", "approval_year").rows() == [("A1", 4000, "PARTIAL", 2024)]
+    assert ledger.awarded_in_year(con, 2024) == 4000
+    assert con.sql("SELECT count(*) FROM reopenings").fetchall()[0][0] == 0
+    con.close()

@@ -142,7 +142,7 @@ def test_award_file_rows_manifest_and_parquet(scenario):
     assert csv["certificate_no"].to_list() == [f"NJ-IMP-2024-{a}" for a in pos["application_id"]]
     assert [int(round(float(v) * 100)) for v in csv["certified_credit"]] == pos["awarded_cents"].to_list()
     assert all(re.fullmatch(r"\d+\.\d\d", v) for v in csv["certified_credit"])
-    assert set(csv["schema_version"]) == {"1.0"}
+    assert set(csv["schema_version"]) == {"1.1"} and set(csv["record_type"]) == {"AWARD"}
     assert set(csv["tax_year_start"]) == {"2023-01-01"} and set(csv["tax_year_end"]) == {"2023-12-31"}
     # formula neutralised
     assert any(n.startswith("'=HYPERLINK") for n in csv["employer_name"])
@@ -151,7 +151,7 @@ def test_award_file_rows_manifest_and_parquet(scenario):
     assert pq["certificate_no"].to_list() == csv["certificate_no"].to_list()
     assert isinstance(pq.schema["certified_credit"], pl.Decimal)
     m = json.loads((s / "award_manifest.json").read_text())
-    assert m["schema_version"] == "1.0" and m["row_count"] == csv.height
+    assert m["schema_version"] == "1.1" and m["row_count"] == csv.height
     assert m["total_certified_cents"] == int(pos["awarded_cents"].sum())
     from transforms.outputs import sha256_file
 

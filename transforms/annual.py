@@ -20,7 +20,8 @@ from filelock import FileLock, Timeout
 
 from transforms import failpoints, ledger, schema
 from transforms.credits import CreditInputs, CreditResult, compute_credits, employee_output
-from transforms.decide import Decisions, awards_output, decide
+from transforms.changes import since_last_run
+from transforms.decide import ROW_SCHEMA, Decisions, awards_output, decide
 from transforms.outputs import (
     StagedOutputs,
     clean_stale_staging,
@@ -130,6 +131,12 @@ class RunSummary:
     workdir: str = ""
     key_source: str = ""
     received_after_as_of: int = 0  # applications of the tax year received after the as-of date: not seen
+    awarded_now: float = 0.0  # awards made (or changed, by amendments) by this run
+    awarded_earlier: float = 0.0  # awards of earlier runs this run reports as they were
+    changes: list[str] = field(default_factory=list)  # what changed since the last run (transforms.changes)
+    changes_counts: dict[str, int] = field(default_factory=dict)
+    inputs_changed: bool = False
+    elapsed_s: float = 0.0
 
     def to_dict(self) -> dict:
         d = dict(self.__dict__)
@@ -300,12 +307,14 @@ def decide_against_ledger(
                 params={"y": approval_year, "ids": app_ids},
             ).fetchall()[0][0]
         )
-        final = None
+        final, reopened, history = None, [], None
         waitlist = ledger.carried_waitlist(con, approval_year).filter(~pl.col("application_id").is_in(app_ids))
     else:
         before = ledger.awarded_in_year(con, approval_year)
         final = ledger.final_decisions(con, app_ids)
         waitlist = ledger.carried_waitlist(con, approval_year)
+        reopened = ledger.pending_reopenings(con).get_column("application_id").to_list()
+        history = ledger.decision_rows(con, reopened)
     return decide(
         result.applications,
         approval_year=approval_year,
@@ -313,6 +322,8 @@ def decide_against_ledger(
         approved_before_cents=before,
         final=final,
         waitlist=waitlist,
+        reopened=reopened,
+        history=history,
         settings=settings.allocation,
         run_id=run_id,
     )
@@ -354,6 +365,8 @@ def write_outputs(
         eligible_employee_years=int((emp["status"] == "ELIGIBLE").sum()),
         requested=round(float(decisions.awards["requested_cents"].sum()) / 100, 2),
         awarded=round(float(decisions.awards["awarded_cents"].sum()) / 100, 2),
+        awarded_now=decisions.awarded_now_cents / 100,
+        awarded_earlier=round((int(decisions.awards["awarded_cents"].sum()) - decisions.awarded_now_cents) / 100, 2),
         approved_before=decisions.approved_before_cents / 100,
         cap_left=decisions.cap_left_cents / 100,
         rejected_rows=staged.rejected_rows,
@@ -422,18 +435,26 @@ def decide_and_commit(
                 staging, run_id=run_id, kind=kind, tax_year=tax_year, as_of=as_of, params=params,
                 settings=settings, staged=staged, result=result, decisions=decisions,
             )
+            employee_years = employee_years_of(result)
+            changed = since_last_run(con, kind=kind, tax_year=tax_year, files=staged.files, employee_years=employee_years,
+                                     request_differs=decisions.request_differs, reopened=decisions.reopened)
+            write_csv(changed.frame(), staging.path("changes.csv"))
+            summary.changes, summary.changes_counts = changed.lines(), changed.counts()
+            summary.inputs_changed = changed.inputs_changed
             if with_products:
                 from transforms.products import write_products
 
+                ids = decisions.awards.get_column("application_id").to_list()
+                history = pl.concat([ledger.decision_rows(con, ids).cast(ROW_SCHEMA), decisions.new.cast(ROW_SCHEMA)])
                 write_products(
                     staging.dir, con=con, awards=decisions.awards, employee_years=result.employees,
                     rejects=staged.rejects, run_id=run_id, tax_year=tax_year, approval_year=as_of.year,
-                    cap_cents=decisions.cap_cents,
+                    cap_cents=decisions.cap_cents, history=history,
                 )
             record = run_record(summary, started_at=started_at, settings=settings, params=params, staged=staged,
                                 quarter=quarter)
             failpoints.hit("outputs_written")
-            ledger.commit_run(con, record, decisions.new, staged.files, decisions.cap_cents)
+            ledger.commit_run(con, record, decisions.new, staged.files, decisions.cap_cents, employee_years=employee_years)
             failpoints.hit("committed")
     finally:
         con.close()
@@ -441,6 +462,14 @@ def decide_and_commit(
     summary.out_dir = str(out_dir)
     summary.workdir = str(workdir)
     return summary
+
+
+def employee_years_of(result: CreditResult) -> pl.DataFrame:
+    """The run's employee-years as the ledger keeps them (``ledger.EMPLOYEE_YEAR_SCHEMA``)."""
+    return result.employees.select(
+        "application_id", "employer_id", "employee_id", pl.col("tax_year").cast(pl.Int32), "status", "reasons",
+        pl.when(pl.col("status") == "ELIGIBLE").then(pl.col("credit_cents")).otherwise(0).cast(pl.Int64).alias("credit_cents"),
+    )
 
 
 def run_record(summary: RunSummary, *, started_at: dt.datetime, settings: Settings, params: Parameters,

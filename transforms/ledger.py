@@ -4,9 +4,16 @@ One file per workdir (``<workdir>/impcredit.duckdb``). Its invariants (spec sect
 - an application decided (APPROVED, PARTIAL, REJECTED) keeps its decision and award;
 - the awards of an approval year never exceed the cap: checked inside the committing
   transaction, so a crash, a rerun or a concurrent run cannot break it;
-- a waitlisted application carries into the next approval year.
+- a waitlisted application carries into the next approval year;
+- a decided application is decided again only when an analyst reopens it (spec section 7, I-12):
+  the re-decision is an *amendment* row (``seq`` > 0, ``kind = 'amendment'``) whose
+  ``awarded_cents`` is the change: an increase takes cap left in the approval year of the
+  reopening run, a decrease (negative) returns the difference to the cap of the year(s) it came
+  from, latest first. An application's award is the sum of its rows; its current decision is
+  its latest row (``decided_in``, ``seq``).
 A run's rows are written in one transaction, together with the run record; a run killed before
-the commit leaves nothing behind.
+the commit leaves nothing behind. Schema 2 added amendments, the employee-years of each run (for
+what changed since the last run) and the reopenings.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 FINAL_STATUSES = ("APPROVED", "PARTIAL", "REJECTED")
 
 _MIGRATIONS: dict[int, list[str]] = {
@@ -58,6 +65,37 @@ _MIGRATIONS: dict[int, list[str]] = {
                reasons VARCHAR NOT NULL,
                run_id VARCHAR NOT NULL,
                PRIMARY KEY (application_id, approval_year))""",
+    ],
+    2: [
+        """CREATE TABLE decisions_v2 (
+               application_id VARCHAR NOT NULL,
+               approval_year INTEGER NOT NULL,
+               tax_year INTEGER NOT NULL,
+               employer_id VARCHAR NOT NULL,
+               employer_name VARCHAR,
+               county VARCHAR,
+               tax_type VARCHAR,
+               received_at TIMESTAMPTZ NOT NULL,
+               requested_cents BIGINT NOT NULL CHECK (requested_cents >= 0),
+               awarded_cents BIGINT NOT NULL,
+               status VARCHAR NOT NULL,
+               reasons VARCHAR NOT NULL,
+               run_id VARCHAR NOT NULL,
+               seq INTEGER NOT NULL DEFAULT 0,
+               kind VARCHAR NOT NULL DEFAULT 'decision',
+               decided_in INTEGER,
+               CHECK (kind = 'amendment' OR (awarded_cents >= 0 AND awarded_cents <= requested_cents)),
+               PRIMARY KEY (application_id, approval_year, seq))""",
+        """INSERT INTO decisions_v2 SELECT *, 0, 'decision', approval_year FROM decisions""",
+        "DROP TABLE decisions",
+        "ALTER TABLE decisions_v2 RENAME TO decisions",
+        """CREATE TABLE IF NOT EXISTS employee_years (
+               run_id VARCHAR NOT NULL, application_id VARCHAR NOT NULL, employer_id VARCHAR NOT NULL,
+               employee_id VARCHAR NOT NULL, tax_year INTEGER NOT NULL, status VARCHAR NOT NULL,
+               reasons VARCHAR NOT NULL, credit_cents BIGINT NOT NULL)""",
+        """CREATE TABLE IF NOT EXISTS reopenings (
+               application_id VARCHAR NOT NULL, reason VARCHAR NOT NULL, reopened_at TIMESTAMP NOT NULL,
+               reopen_run VARCHAR NOT NULL, decided_by_run VARCHAR)""",
     ],
 }
 
@@ -123,27 +161,108 @@ DECISION_COLUMNS = [
 ]
 
 
-def final_decisions(con: duckdb.DuckDBPyConnection, application_ids: list[str] | None = None) -> pl.DataFrame:
-    """The final (non-waitlist) decision of each decided application."""
-    df = con.sql(
-        f"SELECT {', '.join(DECISION_COLUMNS)} FROM decisions WHERE status IN {FINAL_STATUSES}"
-    ).pl()
+# the ledger rows' own columns beside those of a decision: the amendment number (0: the first
+# decision), the kind and the approval year of the run that made the row
+ROW_COLUMNS = [*DECISION_COLUMNS, "seq", "kind", "decided_in"]
+_LATEST = "row_number() OVER (PARTITION BY application_id ORDER BY coalesce(decided_in, approval_year) DESC, seq DESC)"
+_CURRENT = f"""
+    WITH r AS (SELECT *, {_LATEST} AS __n, sum(awarded_cents) OVER (PARTITION BY application_id) AS __total
+               FROM decisions)
+    SELECT * EXCLUDE (awarded_cents, approval_year, __n, __total), __total::BIGINT AS awarded_cents,
+           coalesce(decided_in, approval_year) AS approval_year FROM r WHERE __n = 1"""
+
+
+def current_decisions(con: duckdb.DuckDBPyConnection, application_ids: list[str] | None = None) -> pl.DataFrame:
+    """Each application's current decision (``ROW_COLUMNS``): its latest row, with the award
+    the sum of all its rows (the first decision and every amendment)."""
+    df = con.sql(f"SELECT {', '.join(ROW_COLUMNS)} FROM ({_CURRENT}) ORDER BY application_id").pl()
     if application_ids is not None:
         df = df.filter(pl.col("application_id").is_in(application_ids))
     return df
+
+
+def final_decisions(con: duckdb.DuckDBPyConnection, application_ids: list[str] | None = None) -> pl.DataFrame:
+    """The current decision of each decided application whose decision is final (not waitlisted)."""
+    return current_decisions(con, application_ids).filter(pl.col("status").is_in(FINAL_STATUSES))
+
+
+def decision_rows(con: duckdb.DuckDBPyConnection, application_ids: list[str]) -> pl.DataFrame:
+    """Every ledger row (``ROW_COLUMNS``) of the applications, in the order they were made."""
+    return con.sql(
+        f"""SELECT {', '.join(ROW_COLUMNS)} FROM decisions WHERE list_contains($ids, application_id)
+            ORDER BY application_id, coalesce(decided_in, approval_year), seq""",
+        params={"ids": list(application_ids)},
+    ).pl()
 
 
 def carried_waitlist(con: duckdb.DuckDBPyConnection, approval_year: int) -> pl.DataFrame:
     """Applications waitlisted in an earlier approval year and not decided since (spec 7)."""
     return con.sql(
         f"""
-        SELECT {', '.join(DECISION_COLUMNS)} FROM decisions d
-        WHERE d.status = 'WAITLISTED' AND d.approval_year < $y
-          AND d.approval_year = (SELECT max(approval_year) FROM decisions e WHERE e.application_id = d.application_id)
+        SELECT {', '.join(DECISION_COLUMNS)} FROM ({_CURRENT})
+        WHERE status = 'WAITLISTED' AND approval_year < $y
         ORDER BY received_at, application_id
         """,
         params={"y": approval_year},
     ).pl()
+
+
+def pending_reopenings(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Applications reopened by an analyst and not decided again yet: application_id, reason,
+    reopened_at, reopen_run."""
+    return con.sql("""SELECT application_id, reason, reopened_at, reopen_run FROM reopenings
+                      WHERE decided_by_run IS NULL ORDER BY reopened_at, application_id""").pl()
+
+
+def reopen(con: duckdb.DuckDBPyConnection, application_id: str, reason: str, run: dict) -> dict:
+    """Reopen a decided application (spec section 7, I-12): record it with its reason and a run
+    of kind ``reopen`` in one transaction. The next annual run of its tax year that holds it
+    decides it again. Returns its current decision."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        cur = current_decisions(con, [application_id])
+        if cur.height == 0:
+            raise LedgerError(f"application {application_id!r} has no decision in this ledger: nothing to reopen")
+        row = cur.row(0, named=True)
+        if row["status"] not in FINAL_STATUSES:
+            raise LedgerError(f"application {application_id!r} is {row['status']}, not decided: it is decided by the "
+                              "next run anyway")
+        if con.sql("SELECT count(*) FROM reopenings WHERE application_id = $a AND decided_by_run IS NULL",
+                   params={"a": application_id}).fetchall()[0][0]:
+            raise LedgerError(f"application {application_id!r} is already reopened; the next annual run decides it")
+        cols = list(run)
+        con.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})", [run[c] for c in cols])
+        con.execute("INSERT INTO reopenings VALUES (?, ?, ?, ?, NULL)",
+                    [application_id, reason, run["committed_at"], run["run_id"]])
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    return row
+
+
+def last_inputs(con: duckdb.DuckDBPyConnection) -> tuple[str | None, dict[str, str]]:
+    """(run id, {path: sha256}) of the inputs of the last run on this ledger (reopenings aside)."""
+    row = con.sql("SELECT run_id FROM runs WHERE kind <> 'reopen' ORDER BY committed_at DESC, run_id DESC LIMIT 1").fetchall()
+    if not row:
+        return None, {}
+    run_id = row[0][0]
+    files = con.sql("SELECT path, sha256 FROM input_files WHERE run_id = $r", params={"r": run_id}).fetchall()
+    return run_id, dict(files)
+
+
+def last_employee_years(con: duckdb.DuckDBPyConnection, kind: str, tax_year: int) -> tuple[str | None, pl.DataFrame]:
+    """(run id, employee-years) of the last run of that kind and tax year."""
+    row = con.sql("""SELECT run_id FROM runs WHERE kind = $k AND tax_year = $t
+                     ORDER BY committed_at DESC, run_id DESC LIMIT 1""", params={"k": kind, "t": tax_year}).fetchall()
+    if not row:
+        return None, pl.DataFrame(schema=EMPLOYEE_YEAR_SCHEMA)
+    return row[0][0], con.sql("SELECT * EXCLUDE (run_id) FROM employee_years WHERE run_id = $r",
+                              params={"r": row[0][0]}).pl().cast(EMPLOYEE_YEAR_SCHEMA)
+
+
+EMPLOYEE_YEAR_SCHEMA = {"application_id": pl.String, "employer_id": pl.String, "employee_id": pl.String,
+                        "tax_year": pl.Int32, "status": pl.String, "reasons": pl.String, "credit_cents": pl.Int64}
 
 
 def commit_run(
@@ -152,35 +271,58 @@ def commit_run(
     decisions: pl.DataFrame,
     input_files: list[dict],
     cap_cents: int,
+    employee_years: pl.DataFrame | None = None,
 ) -> None:
     """Write a run and its decisions in one transaction, checking the cap inside it.
 
-    ``decisions`` holds only new decisions (DECISION_COLUMNS); a waitlisted application decided
-    again in the same approval year replaces its waitlist row.
+    ``decisions`` holds only new rows (``DECISION_COLUMNS``, and ``seq``/``kind``/``decided_in``
+    for amendments); a waitlisted application decided again in the same approval year replaces
+    its waitlist row. An amendment needs the application's reopening still open (a concurrent
+    run may have decided it): it is closed by this run. ``employee_years`` (``EMPLOYEE_YEAR_SCHEMA``)
+    are kept for the next run's account of what changed.
     """
     approval_year = run["approval_year"]
     con.execute("BEGIN TRANSACTION")
     try:
-        # A decided application may not be decided again.
         if not decisions.is_empty():
-            con.register("new_decisions", decisions.select(DECISION_COLUMNS).to_arrow())
+            rows = decisions.with_columns(
+                *[pl.lit(v, dtype=t).alias(c) for c, v, t in (("seq", 0, pl.Int32), ("kind", "decision", pl.String),
+                                                             ("decided_in", approval_year, pl.Int32)) if c not in decisions.columns]
+            ).select(ROW_COLUMNS)
+            con.register("new_decisions", rows.to_arrow())
+            # A decided application may not be decided again, but by an amendment of a reopening
             clash = con.sql(
                 f"""SELECT n.application_id FROM new_decisions n JOIN decisions d USING (application_id)
-                    WHERE d.status IN {FINAL_STATUSES}"""
+                    WHERE d.status IN {FINAL_STATUSES} AND n.kind <> 'amendment'"""
             ).fetchall()
             if clash:
                 raise LedgerError(f"application {clash[0][0]} was already decided by another run")
+            amended = [r[0] for r in con.sql("SELECT DISTINCT application_id FROM new_decisions WHERE kind = 'amendment'").fetchall()]
+            if amended:
+                still = {r[0] for r in con.sql(
+                    "SELECT application_id FROM reopenings WHERE decided_by_run IS NULL AND list_contains($ids, application_id)",
+                    params={"ids": amended}).fetchall()}
+                if set(amended) - still:
+                    raise LedgerError(f"application {sorted(set(amended) - still)[0]} was decided again by another run")
+                con.execute("UPDATE reopenings SET decided_by_run = $r WHERE decided_by_run IS NULL AND list_contains($ids, application_id)",
+                            {"r": run["run_id"], "ids": amended})
             con.execute(
-                """DELETE FROM decisions WHERE status = 'WAITLISTED' AND (application_id, approval_year) IN
-                   (SELECT application_id, approval_year FROM new_decisions)"""
+                """DELETE FROM decisions WHERE status = 'WAITLISTED' AND seq = 0 AND (application_id, approval_year) IN
+                   (SELECT application_id, approval_year FROM new_decisions WHERE kind = 'decision')"""
             )
-            con.execute(f"INSERT INTO decisions SELECT {', '.join(DECISION_COLUMNS)} FROM new_decisions")
+            con.execute(f"INSERT INTO decisions SELECT {', '.join(ROW_COLUMNS)} FROM new_decisions")
             con.unregister("new_decisions")
+        # only this run's approval year gains awards (a decrease returns cap to earlier years)
         total = awarded_in_year(con, approval_year)
         if total > cap_cents:
             raise LedgerError(
                 f"approval year {approval_year} would approve {total / 100:,.2f} over the cap of {cap_cents / 100:,.2f}"
             )
+        if employee_years is not None and employee_years.height:
+            con.register("new_employee_years", employee_years.select(list(EMPLOYEE_YEAR_SCHEMA)).cast(EMPLOYEE_YEAR_SCHEMA)
+                         .with_columns(pl.lit(run["run_id"]).alias("run_id")).to_arrow())
+            con.execute(f"INSERT INTO employee_years SELECT run_id, {', '.join(EMPLOYEE_YEAR_SCHEMA)} FROM new_employee_years")
+            con.unregister("new_employee_years")
         cols = list(run)
         con.execute(
             f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})", [run[c] for c in cols]

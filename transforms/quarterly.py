@@ -37,6 +37,12 @@ def quarter_end(tax_year: int, quarter: int) -> dt.date:
     return dt.date(tax_year, m, d)
 
 
+def approval_year_for(tax_year: int, as_of: dt.date) -> int:
+    """The approval year a tax year's awards fall in: the year after it (applications are made
+    after the tax year ends), or the as-of date's year when that is later."""
+    return max(tax_year + 1, as_of.year)
+
+
 def latest_completed_quarter(on: dt.date) -> tuple[int, int]:
     """(tax_year, quarter) of the latest quarter end on or before ``on`` (scheduled runs)."""
     for q in (4, 3, 2, 1):
@@ -176,14 +182,15 @@ def run_quarterly(
             write_csv(est, staging.path("estimates.csv"))
             write_csv(emp_est, staging.path("employer_estimates.csv"))
             staged.write_rejects(staging.dir)
-            cap = steps.cap_cents(params, settings, as_of)
-            approved = ledger.awarded_in_year(con, as_of.year)
+            approval_year = approval_year_for(tax_year, as_of)
+            cap = steps.cap_cents(params, settings, dt.date(approval_year, 12, 31))
+            approved = ledger.awarded_in_year(con, approval_year)
             cap_left = max(cap - approved, 0)
             projected = int(result.applications["requested_cents"].sum())
             statuses = dict(sorted(emp_est.group_by("status").len().iter_rows()))
             summary = QuarterlySummary(
                 run_id=run_id, kind="quarterly", tax_year=tax_year, quarter=quarter, quarter_end=end, as_of=as_of,
-                approval_year=as_of.year, applications=emp_est.height, employee_years=est.height,
+                approval_year=approval_year, applications=emp_est.height, employee_years=est.height,
                 eligible_employee_years=int((est["status"] == "ELIGIBLE").sum()), projected_total=projected / 100,
                 cap=cap / 100, approved_in_approval_year=approved / 100, cap_left=cap_left / 100,
                 cap_pressure=(projected / cap_left) if cap_left else (0.0 if projected == 0 else float("inf")),
@@ -193,7 +200,7 @@ def run_quarterly(
             )
             manifest = {
                 "run_id": run_id, "kind": "quarterly", "tax_year": tax_year, "quarter": quarter,
-                "quarter_end": end.isoformat(), "as_of": as_of.isoformat(), "approval_year": as_of.year,
+                "quarter_end": end.isoformat(), "as_of": as_of.isoformat(), "approval_year": approval_year,
                 "projection": "hours so far x days in year / days to quarter end; remaining hours spread evenly "
                 "over the remaining days at each day's minimum wage (spec 9)",
                 "settings": settings.model_dump(),
@@ -218,7 +225,7 @@ def run_quarterly(
                 "projected_cents")).write_parquet(est_path)
             record = {
                 "run_id": run_id, "kind": "quarterly", "tax_year": tax_year, "quarter": quarter, "as_of": as_of,
-                "approval_year": as_of.year, "policy": settings.allocation.policy, "cap_cents": cap,
+                "approval_year": approval_year, "policy": settings.allocation.policy, "cap_cents": cap,
                 "settings_json": json.dumps(settings.model_dump(), sort_keys=True), "params_version": params.version,
                 "inputs_sha256": staged.inputs_sha256,
                 "status": "completed with rejections" if summary.rejected_rows else "completed",
@@ -263,12 +270,8 @@ def quarterly_projections(con, workdir: Path, tax_year: int) -> dict[int, pl.Dat
 def final_credits(con, tax_year: int) -> pl.DataFrame:
     """Each application's final credit of a tax year (the computed credit its annual run
     requested) and award, from the ledger's latest decision per application."""
-    return con.sql(
-        """SELECT application_id, employer_id, requested_cents, awarded_cents, status FROM (
-               SELECT *, row_number() OVER (PARTITION BY application_id ORDER BY approval_year DESC) AS n
-               FROM decisions WHERE tax_year = $t) WHERE n = 1 ORDER BY application_id""",
-        params={"t": tax_year},
-    ).pl()
+    return ledger.current_decisions(con).filter(pl.col("tax_year") == tax_year).select(
+        "application_id", "employer_id", "requested_cents", "awarded_cents", "status").sort("application_id")
 
 
 def variance(con, workdir: Path, tax_year: int) -> pl.DataFrame | None:
@@ -292,10 +295,8 @@ def variance(con, workdir: Path, tax_year: int) -> pl.DataFrame | None:
         out = out.join(emp_map.rename({"employer_id": "__e"}), on="application_id", how="left").with_columns(
             pl.coalesce("employer_id", "__e").alias("employer_id"), pl.lit(tax_year, pl.Int32).alias("tax_year")
         ).drop("__e")
-    for q in sorted(proj):
-        out = out.with_columns(
-            (pl.col("final_credit").fill_null(0.0) - pl.col(f"projected_q{q}").fill_null(0.0)).round(2).alias(f"variance_q{q}")
-        )
+    for q in sorted(proj):  # no projection (or no final credit): no variance, an empty cell, never 0.00
+        out = out.with_columns((pl.col("final_credit") - pl.col(f"projected_q{q}")).round(2).alias(f"variance_q{q}"))
     return out.sort("application_id")
 
 

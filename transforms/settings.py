@@ -7,7 +7,7 @@ recorded in its manifest.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -64,18 +64,81 @@ class Settings(BaseModel):
     allocation: AllocationSettings = AllocationSettings()
 
     def with_assignments(self, assignments: dict[str, str]) -> Settings:
-        """Apply ``NAME=VALUE`` settings (NAME is a field of rules or allocation)."""
+        """Apply ``NAME=VALUE`` settings (NAME is a field of rules or allocation). A bad name or
+        value is a ``ValueError`` of one line: "overtime must be straight or premium, not 'premum'"."""
         rules = self.rules.model_dump()
         alloc = self.allocation.model_dump()
         for name, value in assignments.items():
+            choice = parse_setting(name, value)
             if name in rules:
-                rules[name] = value
-            elif name in alloc:
-                alloc[name] = None if value.lower() in ("", "none") else value
+                rules[name] = choice
             else:
-                raise ValueError(f"unknown setting {name!r}; known: {', '.join(sorted([*rules, *alloc]))}")
+                alloc[name] = choice
         return Settings(rules=RuleSettings(**rules), allocation=AllocationSettings(**alloc))
 
     @staticmethod
     def names() -> list[str]:
         return sorted([*RuleSettings.model_fields, *AllocationSettings.model_fields])
+
+
+# one line per setting: the register entry it answers and what it changes (impcredit settings)
+SETTING_HELP: dict[str, str] = {
+    "adjustment": "I-1: the (d)(1)(c)(i) adjustment as a dollar increase CF(t)-CF(t-1), or a percent of the prior rate",
+    "counterfactual_path": "I-2: the old-law path: NJDOL's published $8.98 for 2020, or the CPI-W formula from $8.85",
+    "tipped_adjustment": "I-3: tipped employees' adjustment from the statewide path, or 0 (old law froze the cash wage)",
+    "prior_minimum_wage": "I-4: last year's minimum wage as the day-weighted average, or the rate on December 31",
+    "overtime": "I-5: all hours at the minimum wage, or 1.5x on hours over 40 a week",
+    "payroll_taxes": "I-6: prior-year employer taxes as reported, or modelled on both sides",
+    "attribution": "I-7: pay periods spread over their days, or all on the period end",
+    "deadline_basis": "I-8: the deadline applies to the received date, or to the tax year covered",
+    "part2_taxes": "I-9: part 2 with payroll taxes at the required-side rate, or wages only",
+    "tax_year_basis": "I-11: tax year = calendar year (fiscal years not implemented)",
+    "policy": "I-10: cap rationing, first come first served or pro rata",
+    "partial_awards": "I-10: the marginal application gets a partial award, or the queue stops at it",
+    "waitlist_carry": "spec 7: waitlisted applications are served first by the next approval year's first run",
+    "cap": "the annual cap in dollars (default: program.annual_cap, $10,000,000)",
+}
+
+
+def setting_fields() -> list[tuple[str, str, list[str], str]]:
+    """(name, group, allowed values, default) of every setting, rules first."""
+    out = []
+    for group, model in (("rules", RuleSettings), ("allocation", AllocationSettings)):
+        for name, f in model.model_fields.items():
+            out.append((name, group, _choices(f.annotation), "none" if f.default is None else str(f.default).lower()
+                        if isinstance(f.default, bool) else str(f.default)))
+    return out
+
+
+def _choices(annotation) -> list[str]:
+    if get_origin(annotation) is Literal:
+        return [str(a) for a in get_args(annotation)]
+    if annotation is bool:
+        return ["true", "false"]
+    return ["a non-negative amount in dollars", "none"]
+
+
+def parse_setting(name: str, value: str):
+    """A setting's value from text, checked: one-line ``ValueError`` naming the allowed values."""
+    fields = {n: (g, c) for n, g, c, _ in setting_fields()}
+    if name not in fields:
+        raise ValueError(f"unknown setting {name!r}; known: {', '.join(sorted(fields))}")
+    _, choices = fields[name]
+    v = value.strip()
+    if choices == ["true", "false"]:
+        if v.lower() not in ("true", "false"):
+            raise ValueError(f"{name} must be true or false, not {value!r}")
+        return v.lower() == "true"
+    if choices[-1] == "none":
+        if v.lower() in ("", "none"):
+            return None
+        try:
+            amount = float(v.replace(",", "").removeprefix("$"))
+        except ValueError:
+            amount = -1.0
+        if amount < 0 or amount != amount:
+            raise ValueError(f"{name} must be a non-negative amount in dollars (or none), not {value!r}")
+        return amount
+    if v not in choices:
+        raise ValueError(f"{name} must be {' or '.join(choices)}, not {value!r}")
+    return v

@@ -33,6 +33,7 @@ def write_products(
     tax_year: int,
     approval_year: int,
     cap_cents: int,
+    history: pl.DataFrame | None = None,
 ) -> list[Path]:
     """Write the award file, certificates, notices and reports under ``staging_dir``.
 
@@ -40,19 +41,22 @@ def write_products(
     ``employee_years``: the credit result's employee frame (all quantities); ``rejects``: the
     rejected input cells (an ``employer_id`` column, when present, attributes them to notices);
     ``con``: the ledger connection (history for the reports; this run's ``awards`` are laid over
-    it since the products are written before the ledger commits).
+    it since the products are written before the ledger commits). ``history``: the ledger rows of
+    these applications with this run's new ones (``ledger.ROW_COLUMNS``), for the award file's
+    amendment rows and the amended certificates; without it every award is a first award.
     """
     from transforms.products.reports import write_reports  # matplotlib: imported when needed
 
     staging_dir = Path(staging_dir)
-    write_award_file(staging_dir, awards, awards, run_id, tax_year, approval_year)
+    rows = history if history is not None else awards
+    write_award_file(staging_dir, rows, awards, run_id, tax_year, approval_year)
     t = staging_dir / "taxation"
     files = [t / "award_file.csv", t / "award_file.parquet", t / "award_manifest.json"]
     # the reports (charts, queries of ``con``) are drawn in a second thread while this one writes
     # the pages (mostly the file system's time); nothing else uses ``con`` or matplotlib meanwhile
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="reports") as pool:
         reports = pool.submit(write_reports, staging_dir, con, employee_years, cap_cents, approval_year, awards=awards)
-        files += write_certificates(staging_dir, awards, run_id=run_id)
+        files += write_certificates(staging_dir, rows, awards, run_id=run_id)
         files += write_notices(staging_dir, awards, employee_years, rejects, run_id=run_id)
         files += reports.result()  # (on an error above, leaving the block still waits for it)
     return files

@@ -1,7 +1,8 @@
 """The award file for the Division of Taxation (34:11-56a41(a)(4); 54:10A-5.42(a); 54A:4-18(a)).
 
-One row per award greater than zero, with a deterministic certificate number. Format documented
-in ``AWARD_FILE.md``; the schema version is a column and a manifest field.
+One row per award greater than zero, with a deterministic certificate number, and one
+amendment row per change an analyst's reopening made to an award (spec section 7, I-12).
+Format documented in ``AWARD_FILE.md``; the schema version is a column and a manifest field.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import polars as pl
 
 from transforms.outputs import sha256_file, write_csv, write_json
 
-AWARD_FILE_SCHEMA_VERSION = "1.0"
+AWARD_FILE_SCHEMA_VERSION = "1.1"
 
 AWARD_FILE_COLUMNS = [
     "schema_version",
@@ -26,6 +27,9 @@ AWARD_FILE_COLUMNS = [
     "tax_year_end",
     "approval_year",
     "certified_credit",
+    "record_type",
+    "amends_certificate_no",
+    "change",
 ]
 
 
@@ -46,10 +50,17 @@ def certificate_expr() -> pl.Expr:
 
 
 def award_rows(awards: pl.DataFrame, applications: pl.DataFrame | None = None) -> pl.DataFrame:
-    """The awards > 0 with certificate numbers, the tax-year dates and the names filled in
-    from ``applications`` where the decision lacks them. Money stays in integer cents
-    (``certified_cents``); sorted by certificate number."""
-    rows = awards.filter(pl.col("awarded_cents") > 0)
+    """The award file's rows: an ``AWARD`` row per first award > 0 and an ``AMENDMENT`` row per
+    re-decision that changed an award, with certificate numbers, the tax-year dates and the
+    names filled in from ``applications`` where the decision lacks them. Money stays in integer
+    cents (``certified_cents``: the award after the row; ``change_cents``); sorted by certificate
+    number.
+
+    ``awards``: ledger rows (``ledger.ROW_COLUMNS``: first decisions and amendments) or, without
+    ``seq``, one decision per application (every one an award)."""
+    rows = _history_rows(awards) if "seq" in awards.columns else awards.filter(pl.col("awarded_cents") > 0).with_columns(
+        pl.lit("AWARD").alias("record_type"), pl.lit(None, dtype=pl.String).alias("amends_certificate_no"),
+        pl.col("awarded_cents").cast(pl.Int64).alias("change_cents"), pl.lit(None, dtype=pl.String).alias("certificate_no"))
     if applications is not None and applications.height and "application_id" in applications.columns:
         extra = [c for c in ("employer_name", "tax_type", "county") if c in applications.columns]
         if extra:
@@ -61,7 +72,7 @@ def award_rows(awards: pl.DataFrame, applications: pl.DataFrame | None = None) -
             )
             rows = rows.drop([c for c in rows.columns if c.startswith("__app_")])
     rows = rows.with_columns(
-        certificate_expr().alias("certificate_no"),
+        pl.coalesce("certificate_no", certificate_expr()).alias("certificate_no"),
         pl.col("tax_year").cast(pl.Int32),
         pl.col("approval_year").cast(pl.Int32),
         pl.date(pl.col("tax_year"), 1, 1).alias("tax_year_start"),  # register I-11: calendar years
@@ -69,6 +80,44 @@ def award_rows(awards: pl.DataFrame, applications: pl.DataFrame | None = None) -
         pl.col("awarded_cents").cast(pl.Int64).alias("certified_cents"),
     )
     return rows.sort("certificate_no")
+
+
+def _history_rows(history: pl.DataFrame) -> pl.DataFrame:
+    """Award-file rows from ledger rows: each first decision > 0 an ``AWARD``; each re-decision
+    (the amendment rows one run made for one application, a decrease possibly split over years)
+    an ``AMENDMENT`` whose certificate is ``<first certificate>-A<n>``, ``change`` the sum of its
+    rows and ``awarded_cents`` the award after it, in the approval year of the run that made it."""
+    history = history.sort("application_id", pl.coalesce("decided_in", "approval_year"), "seq")
+    first = history.filter((pl.col("kind") == "decision") & (pl.col("awarded_cents") > 0)).with_columns(
+        pl.lit("AWARD").alias("record_type"), pl.lit(None, dtype=pl.String).alias("amends_certificate_no"),
+        pl.col("awarded_cents").cast(pl.Int64).alias("change_cents"), pl.lit(None, dtype=pl.String).alias("certificate_no"))
+    keep = [c for c in history.columns if c not in ("seq", "kind", "decided_in")]
+    out = [first.select(*keep, "record_type", "amends_certificate_no", "change_cents", "certificate_no")]
+    amended = history.filter(pl.col("kind") == "amendment").get_column("application_id").unique().to_list()
+    extra = []
+    for app in sorted(amended):
+        mine = history.filter(pl.col("application_id") == app)
+        total, last_cert, n = 0, None, 0
+        for (kind, run, year), grp in mine.group_by(["kind", "run_id", pl.coalesce("decided_in", "approval_year")],
+                                                    maintain_order=True):
+            change = int(grp["awarded_cents"].sum())
+            row = grp.row(grp.height - 1, named=True)
+            total += change
+            if kind == "decision":
+                if change > 0:
+                    last_cert = certificate_no(row["approval_year"], app)
+                continue
+            if change == 0:
+                continue
+            n += 1
+            cert = f"{last_cert}-A{n}" if last_cert else certificate_no(year, app)
+            extra.append({**{c: row[c] for c in keep}, "approval_year": int(year), "awarded_cents": total,
+                          "record_type": "AMENDMENT" if last_cert else "AWARD", "amends_certificate_no": last_cert,
+                          "change_cents": change, "certificate_no": cert})
+            last_cert = last_cert or cert
+    if extra:
+        out.append(pl.DataFrame(extra, schema=out[0].schema))
+    return pl.concat(out)
 
 
 def write_award_file(
@@ -96,17 +145,24 @@ def write_award_file(
         "tax_year_end",
         "approval_year",
         "certified_cents",
+        "record_type",
+        "amends_certificate_no",
+        "change_cents",
     )
-    csv_frame = base.with_columns((pl.col("certified_cents") / 100).alias("certified_credit")).select(AWARD_FILE_COLUMNS)
-    pq_frame = base.with_columns(
-        (pl.col("certified_cents").cast(pl.Decimal(18, 0)) / 100).cast(pl.Decimal(18, 2)).alias("certified_credit")
-    ).select(AWARD_FILE_COLUMNS)
+    csv_frame = base.with_columns((pl.col("certified_cents") / 100).alias("certified_credit"),
+                                  (pl.col("change_cents") / 100).alias("change")).select(AWARD_FILE_COLUMNS)
+    dec = lambda c: (pl.col(c).cast(pl.Decimal(18, 0)) / 100).cast(pl.Decimal(18, 2))  # noqa: E731
+    pq_frame = base.with_columns(dec("certified_cents").alias("certified_credit"), dec("change_cents").alias("change")
+                                 ).select(AWARD_FILE_COLUMNS)
     csv_path = write_csv(csv_frame, out / "award_file.csv")
     pq_path = out / "award_file.parquet"
     tmp = out / ".award_file.parquet.tmp"
     pq_frame.write_parquet(tmp)
     tmp.replace(pq_path)
-    total_cents = int(base["certified_cents"].sum()) if base.height else 0
+    # the credit certified now: each application's last row (an amendment replaces the award before it)
+    latest = base.sort("certificate_no").group_by("application_id", maintain_order=True).agg(
+        pl.col("certified_cents").last(), pl.col("tax_type").last()) if base.height else base.select("certified_cents", "tax_type")
+    total_cents = int(latest["certified_cents"].sum()) if latest.height else 0
     manifest = {
         "schema_version": AWARD_FILE_SCHEMA_VERSION,
         "format": "impcredit award file (see transforms/products/AWARD_FILE.md)",
@@ -119,9 +175,10 @@ def write_award_file(
         "row_count": base.height,
         "total_certified_credit": f"{total_cents // 100}.{total_cents % 100:02d}",
         "total_certified_cents": total_cents,
+        "amendment_rows": int((base["record_type"] == "AMENDMENT").sum()) if base.height else 0,
         "by_tax_type": {
             k: {"rows": n, "total_certified_cents": int(c)}
-            for k, n, c in base.group_by("tax_type").agg(pl.len(), pl.col("certified_cents").sum()).sort("tax_type").iter_rows()
+            for k, n, c in latest.group_by("tax_type").agg(pl.len(), pl.col("certified_cents").sum()).sort("tax_type").iter_rows()
         },
         "files": {
             p.name: {"sha256": sha256_file(p), "bytes": p.stat().st_size} for p in (csv_path, pq_path)

@@ -176,10 +176,17 @@ def explain(workdir: Path, out_dir: Path, tax_year: int, employer_id: str, emplo
         sel = sel.filter(pl.col("application_id") == application_id)
     if sel.height == 0:
         years = sorted(set(ey["tax_year"].to_list()))
+        if tax_year not in years:
+            raise ExplainError(f"{path} holds tax year(s) {', '.join(map(str, years)) or 'none'}, not {tax_year}: "
+                               "give the --out of that year's annual run")
+        mine = ey.filter((pl.col("tax_year") == tax_year) & (pl.col("employer_id") == str(employer_id)))
+        if mine.height == 0:
+            raise ExplainError(f"the employer {employer_id} is unknown in {path}: no application of it was decided "
+                               f"for tax year {tax_year}")
+        others = ", ".join(sorted(mine.get_column("employee_id").unique().to_list())[:10])
         raise ExplainError(
-            f"no employee-year for employer {employer_id}, employee {employee_id}, tax year {tax_year} in {path}"
-            f" (tax years there: {', '.join(map(str, years)) or 'none'}); only employees on an application's roster are claimed"
-        )
+            f"the employee {employee_id} is unknown for employer {employer_id} in tax year {tax_year}: its claimed "
+            f"employees are {others} (only employees on an application's roster are claimed)")
     sel = sel.sort("application_id")
     row = sel.row(0, named=True)
     rules = _rules_from_manifest(out_dir)
