@@ -347,7 +347,7 @@ def runs(
 def reopen(
     application: Annotated[str, typer.Argument(help="The application to decide again, e.g. APP-2023-000042.",
                                                metavar="APPLICATION")],
-    reason: Annotated[str, typer.Option("--reason", help="Why (recorded in the ledger), e.g. 'corrected payroll of March'.", metavar="TEXT")],
+    reason: Annotated[str, typer.Option("--reason", help="Why (recorded in the ledger), e.g. 'corrected payroll of March'.", metavar="REASON")],
     workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.", metavar="DIR")] = DATA / "work",
     wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.", metavar="SECONDS")] = 0.0,
 ) -> None:

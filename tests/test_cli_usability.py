@@ -1,0 +1,133 @@
+"""A CLI that teaches itself, and quarterly, variance and what-if in every sequence (through the CLI)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from transforms.generate import generate_submission
+
+
+def cli(*args, width: int | None = None):
+    from flows.cli import app
+
+    r = CliRunner().invoke(app, [str(a) for a in args], env={"COLUMNS": str(width)} if width else None)
+    r.flat = " ".join(r.output.split())
+    return r
+
+
+@pytest.fixture(scope="module")
+def sub(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("cli") / "sub"
+    generate_submission(root, employers=12, seed=3, tax_year=2023)
+    return root
+
+
+def test_every_help_has_an_example_and_no_python_type_names():
+    commands = ["annual", "generate", "ingest", "quarterly", "whatif", "backfill", "variance", "explain", "runs",
+                "reopen", "settings"]
+    for c in commands:
+        r = cli(c, "--help")
+        assert r.exit_code == 0, c
+        assert not re.search(r"<(str|int|float|bool|path)>|\b(INTEGER|FLOAT|TEXT|PATH)\b", r.output), (c, r.output)
+    for c in ("annual", "explain", "reopen", "settings"):
+        assert "Example" in cli(c, "--help").output, c
+    assert "YYYY-MM-DD" in cli("annual", "--help").output
+    r = cli("--version")
+    assert r.exit_code == 0 and re.fullmatch(r"impcredit \d+\.\d+\.\d+(\+\w+)?", r.output.strip())
+
+
+def test_settings_lists_every_setting_and_parameter_with_its_citation():
+    from transforms.settings import setting_fields
+
+    r = cli("settings", width=250)
+    assert r.exit_code == 0
+    dense = "".join(r.output.split())
+    for name, _, choices, default in setting_fields():
+        assert name in dense and default in dense
+    assert "straight|premium" in dense
+    dense = "".join(r.output.split())  # columns fold long names at 80 columns
+    assert "minimum_wage.general" in dense and "counterfactual.old_law_minimum_wage" in dense
+    assert "N.J.S.A. 34:11-56a4" in r.flat
+
+
+def test_a_bad_setting_value_is_one_line(sub, tmp_path):
+    r = cli("whatif", "--input", sub, "--tax-year", "2023", "--as-of", "2024-07-01", "--set", "overtime=premum",
+            "--workdir", tmp_path / "w")
+    assert r.exit_code == 2
+    assert r.output.strip() == "error: --set overtime must be straight or premium, not 'premum'"
+
+
+def test_explain_defaults_its_folders_and_says_what_is_unknown(prefect_harness, sub, tmp_path, monkeypatch):
+    import flows.cli as c
+    import flows.cli_products as cp
+
+    monkeypatch.setattr(c, "DATA", tmp_path / "data")
+    monkeypatch.setattr(cp, "DATA", tmp_path / "data")
+    r = cli("annual", "--input", sub, "--tax-year", "2023", "--as-of", "2024-07-01",
+            "--workdir", tmp_path / "data" / "work")
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "data" / "out" / "annual-2023"
+    assert (out / "awards.csv").is_file()  # annual's default --out: a folder per tax year
+    ey = pl.read_parquet(out / "employee_years.parquet").filter(pl.col("status") == "ELIGIBLE").row(0, named=True)
+    r = cli("explain", "--tax-year", "2023", "--employer", ey["employer_id"], "--employee", ey["employee_id"])
+    assert r.exit_code == 0, r.output
+    first = r.output.split("\n\n")[0].replace("\n", " ")
+    assert first.startswith(f"Employee {ey['employee_id']} of employer {ey['employer_id']}")
+    assert "hours in 2023" in first and "Part 1" in first and f"${ey['credit_cents'] / 100:.2f}" in first
+    r = cli("explain", "--tax-year", "2023", "--employer", "999999999", "--employee", "E1")
+    assert r.exit_code == 2 and "the employer 999999999 is unknown" in r.flat
+    r = cli("explain", "--tax-year", "2023", "--employer", ey["employer_id"], "--employee", "NOBODY")
+    assert r.exit_code == 2 and "the employee NOBODY is unknown for employer" in r.flat
+
+    # runs: 80 columns, short ids; --long has the full run ids
+    r = cli("runs", "--workdir", tmp_path / "data" / "work")
+    assert r.exit_code == 0 and max(len(line) for line in r.output.splitlines()) <= 80
+    assert "annual" in r.output and "annual-2023-" not in r.output
+    assert "annual-2023-" in cli("runs", "--workdir", tmp_path / "data" / "work", "--long").output
+
+
+def test_quarterly_and_variance_in_every_sequence(prefect_harness, sub, tmp_path):
+    w = tmp_path / "work"
+    # variance before any annual run: said, no crash
+    r = cli("variance", "--tax-year", "2023", "--workdir", w, "--out", tmp_path / "v0")
+    assert r.exit_code == 2 and "no annual run of tax year 2023" in r.output
+    # a quarterly run before any application of the tax year is received: said, no run
+    r = cli("quarterly", "--input", sub, "--tax-year", "2023", "--quarter", "1", "--as-of", "2023-04-15",
+            "--workdir", w, "--out", tmp_path / "q0")
+    assert r.exit_code == 0 and "nothing received yet for tax year 2023" in r.flat
+    # Q2 with the tax year's applications received: cap pressure against the year they are approved in
+    r = cli("quarterly", "--input", sub, "--tax-year", "2023", "--quarter", "2", "--as-of", "2024-07-01",
+            "--workdir", w, "--out", tmp_path / "q2")
+    assert r.exit_code == 0, r.output
+    assert "in 2024)" in r.flat
+    r = cli("annual", "--input", sub, "--tax-year", "2023", "--as-of", "2024-07-01", "--workdir", w, "--out", tmp_path / "a")
+    assert r.exit_code == 0
+    # variance with Q2 projected and no Q1, Q3, Q4: those are absent, never 0.00 variances
+    r = cli("variance", "--tax-year", "2023", "--workdir", w, "--out", tmp_path / "v")
+    assert r.exit_code == 0, r.output
+    var = pl.read_csv(tmp_path / "v" / "variance.csv", infer_schema=False)
+    assert [c for c in var.columns if c.startswith("projected_q")] == ["projected_q2"]
+    missing = var.filter(pl.col("projected_q2").is_null())
+    assert missing.get_column("variance_q2").null_count() == missing.height
+
+
+def test_whatif_says_its_settings_and_totals_and_diff_has_employee_rows(prefect_harness, sub, tmp_path):
+    w = tmp_path / "work"
+    assert cli("annual", "--input", sub, "--tax-year", "2023", "--as-of", "2024-07-01", "--workdir", w,
+               "--out", tmp_path / "a").exit_code == 0
+    r = cli("whatif", "--input", sub, "--tax-year", "2023", "--as-of", "2024-07-01", "--workdir", w,
+            "--set", "overtime=premium", "--set", "counterfactual_path=formula", "--out", tmp_path / "wi")
+    assert r.exit_code == 0, r.output
+    assert "settings: overtime=premium, counterfactual_path=formula" in r.flat
+    assert "before (ledger): requested $" in r.flat and "what-if: requested $" in r.flat
+    diff = pl.read_csv(tmp_path / "wi" / "diff.csv", infer_schema=False)
+    assert set(diff.get_column("level")) <= {"application", "employee"}
+    emp = diff.filter(pl.col("level") == "employee")
+    assert emp.height > 0 and set(emp.get_column("why")) == {"credit"}
+    apps = diff.filter(pl.col("level") == "application")
+    assert all(set(why.split(";")) <= {"credit", "cap", "policy", "queue"} for why in apps.get_column("why"))
