@@ -30,6 +30,17 @@ configure()
 KEY_BLOCK_ENV = "IMPCREDIT_HMAC_KEY_BLOCK"
 
 
+def forward_stage_lines() -> None:
+    """The run's stage lines (``transforms.stages``) go to the flow run's logs in Prefect (the
+    API only: the CLI prints them itself)."""
+    from prefect.logging.handlers import APILogHandler
+
+    log = logging.getLogger("impcredit.stages")
+    if not any(isinstance(h, APILogHandler) for h in log.handlers):
+        log.addHandler(APILogHandler())
+        log.setLevel(logging.INFO)
+
+
 def hash_key():
     """The ssn hash key, read where it is used (a task), never passed as a parameter.
 

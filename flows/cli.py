@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
 import sys
 import time
@@ -13,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from flows import _env
+from flows import _env, api
 
 if os.environ.get("IMPCREDIT_DEBUG") != "1":
     # The CLI reports a failed run in one line; Prefect's own run loggers would print the
@@ -69,6 +70,26 @@ def _known_errors() -> tuple[type[BaseException], ...]:
     from transforms.staging import SubmissionError
 
     return (RunError, LedgerError, ParameterError, KeyError_, SubmissionError, ValidationError, ValueError, OSError)
+
+
+class _StageLines(logging.Handler):
+    """The run's stage lines (``transforms.stages``): printed above the live status on a
+    terminal, plain lines on stderr in a pipe (a scheduler's log)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        msg = record.getMessage()
+        if console.is_terminal:
+            console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] {msg}", highlight=False)
+        else:
+            print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} impcredit {msg}", file=sys.stderr, flush=True)
+
+
+def _show_stages() -> None:
+    log = logging.getLogger("impcredit.stages")
+    if not any(isinstance(h, _StageLines) for h in log.handlers):
+        log.addHandler(_StageLines())
+    log.setLevel(logging.INFO)
+    log.propagate = False  # printed here, not again by the root logger's handlers
 
 
 def _nothing(message: str) -> None:
@@ -203,11 +224,13 @@ def annual(
     (the approval year is the as-of date's year; applications received after it wait for a later run)
     """
     started = time.monotonic()
+    _show_stages()
     as_of_date = _parse_date(as_of, "--as-of")
     out = out or DATA / "out" / f"annual-{tax_year}"
     _check_run_args(input, policy, cap)
     n = _batches(batches, dask_address)
     try:
+        api.ensure_api()  # before Prefect is imported
         from flows.annual import annual_flow
         from transforms.params import load_parameters
         from transforms.settings import AllocationSettings, Settings
@@ -218,7 +241,7 @@ def annual(
         _env.hash_key()  # a missing or bad key stops here; the flow's task reads it again where it is used
         from flows.fanout import with_task_runner
 
-        with console.status("running the annual flow..."):
+        with console.status("running the annual flow..."), api.run_settings():
             summary = with_task_runner(annual_flow, dask_address)(
                 input_dir=input.resolve(), tax_year=tax_year, as_of=as_of_date, out_dir=out.resolve(),
                 workdir=workdir.resolve(), params=params, settings=settings, wait_seconds=wait,
@@ -456,6 +479,29 @@ def _main(
     Dates are ISO (2024-07-01). Typical session: impcredit generate --out data/sample;
     impcredit annual --input data/sample --tax-year 2023 --as-of 2024-07-01; impcredit runs.
     """
+
+
+api_app = typer.Typer(help="The shared local Prefect API of CLI runs (started on first use, stops when idle).",
+                      no_args_is_help=True)
+app.add_typer(api_app, name="api")
+
+
+@api_app.command("status")
+def api_status() -> None:
+    """Whether the shared local Prefect API is running: its address, process and idle timeout."""
+    st = api.status()
+    if st is None:
+        console.print("no shared Prefect API is running (the next run starts one)")
+        return
+    console.print(f"running at {st['url']} (process {st['pid']}, Prefect {st['version']}; stops after "
+                  f"{st['idle_seconds']:g} s without runs). Browse its runs with PREFECT_API_URL={st['url']} "
+                  ".venv/bin/prefect flow-run ls")
+
+
+@api_app.command("stop")
+def api_stop() -> None:
+    """Stop the shared local Prefect API now (the next run starts it again)."""
+    console.print("stopped" if api.stop() else "no shared Prefect API was running")
 
 
 def _register_extensions() -> None:

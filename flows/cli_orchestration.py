@@ -76,6 +76,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Quarterly estimates (spec 9): projected credits, installment shares, cap pressure; allocates nothing."""
         c = _cli()
+        c._show_stages()
         as_of_date = c._parse_date(as_of, "--as-of")
         if quarter not in (1, 2, 3, 4):
             c._fail(f"--quarter must be 1, 2, 3 or 4, not {quarter}")
@@ -83,6 +84,7 @@ def register(app: typer.Typer) -> None:
         n = _cli()._batches(batches, dask_address)
         out_dir = out or DATA / "out" / "quarterly" / f"{tax_year}-Q{quarter}"
         try:
+            c.api.ensure_api()  # before Prefect is imported
             from flows.fanout import with_task_runner
             from flows.quarterly import quarterly_flow
             from transforms.settings import Settings
@@ -90,7 +92,7 @@ def register(app: typer.Typer) -> None:
             params = _common_inputs()
             settings = Settings()
             c._check_year(params, tax_year, settings.rules, input, as_of_date, estimates=True)
-            with c.console.status("running the quarterly estimates..."):
+            with c.console.status("running the quarterly estimates..."), c.api.run_settings():
                 summary = with_task_runner(quarterly_flow, dask_address)(
                     input_dir=input.resolve(), tax_year=tax_year, quarter=quarter, as_of=as_of_date,
                     out_dir=out_dir.resolve(), workdir=workdir.resolve(), params=params, settings=settings,
@@ -118,10 +120,12 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run with other settings, parameters, cap or policy; writes outputs and diff.csv, never the ledger."""
         c = _cli()
+        c._show_stages()
         as_of_date = c._parse_date(as_of, "--as-of")
         _cli()._check_run_args(input, policy, cap)
         n = _cli()._batches(batches, dask_address)
         try:
+            c.api.ensure_api()  # before Prefect is imported
             from flows.fanout import with_task_runner
             from flows.whatif import whatif_flow
             from transforms import whatif as w
@@ -140,7 +144,7 @@ def register(app: typer.Typer) -> None:
             params = params.with_overrides(w.parse_param_overrides(w.parse_assignments(param, "--param")))
             c._check_year(params, tax_year, settings.rules, input, as_of_date)
             out_dir = (out or w.default_out_dir(workdir)).resolve()
-            with c.console.status("running the what-if..."):
+            with c.console.status("running the what-if..."), c.api.run_settings():
                 outcome = with_task_runner(whatif_flow, dask_address)(
                     input_dir=input.resolve(), tax_year=tax_year, as_of=as_of_date, out_dir=out_dir,
                     workdir=workdir.resolve(), params=params, settings=settings, assignments=assignments,
@@ -178,13 +182,14 @@ def register(app: typer.Typer) -> None:
         as_of_date = c._parse_date(as_of, "--as-of") if as_of else None
         _cli()._check_run_args(input, policy, cap)
         try:
+            c.api.ensure_api()  # before Prefect is imported
             from flows.backfill import backfill_flow, parse_years
             from transforms.settings import AllocationSettings, Settings
 
             year_list = parse_years(years)
             params = _common_inputs()
             settings = Settings(allocation=AllocationSettings(policy=policy, cap=cap))
-            with c.console.status(f"backfilling {len(year_list)} tax years..."):
+            with c.console.status(f"backfilling {len(year_list)} tax years..."), c.api.run_settings():
                 state = backfill_flow(
                     input_dir=input.resolve(), years=year_list, as_of=as_of_date, out_dir=out.resolve(),
                     workdir=workdir.resolve(), params=params, settings=settings, wait_seconds=wait,

@@ -10,12 +10,13 @@ import os
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from flows import _env  # noqa: F401
+from flows import _env
 from transforms import annual as steps
 from transforms import quarterly as q
 from transforms.params import Parameters
 from transforms.settings import Settings
 
+_env.forward_stage_lines()
 DASK_ENV = "IMPCREDIT_DASK_ADDRESS"
 
 

@@ -11,6 +11,8 @@ os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.pop("PREFECT_API_URL", None)
+# CLI runs in the tests use Prefect's test harness (its temporary server), not the shared local API
+os.environ["IMPCREDIT_API"] = "temporary"
 
 import pytest  # noqa: E402
 

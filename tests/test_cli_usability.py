@@ -47,7 +47,7 @@ def test_settings_lists_every_setting_and_parameter_with_its_citation():
     r = cli("settings", width=250)
     assert r.exit_code == 0
     dense = "".join(r.output.split())
-    for name, _, choices, default in setting_fields():
+    for name, _, _choices, default in setting_fields():
         assert name in dense and default in dense
     assert "straight|premium" in dense
     dense = "".join(r.output.split())  # columns fold long names at 80 columns

@@ -108,7 +108,9 @@ def test_names_are_data_through_the_annual_quarterly_and_whatif_runs(prefect_har
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt; Inc." in html
     assert "Smith, Jones &amp; &#34;Sons&#34;" in html and "Café Niño LLC" in html
     assert '=HYPERLINK(&#34;http://example.invalid&#34;,&#34;click&#34;)' in html
-    assert (out / "reports" / "biennial_by_employer.png").stat().st_size > 1000
+    chart = (out / "reports" / "biennial_by_employer.svg").read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in chart and "<script>" not in chart  # text, never markup
+    assert "$5 Pizza &amp; $ubs Inc." in chart
 
 
 # --- payroll shapes ------------------------------------------------------------------------------

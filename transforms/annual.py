@@ -19,8 +19,8 @@ import polars as pl
 from filelock import FileLock, Timeout
 
 from transforms import failpoints, ledger, schema
-from transforms.credits import CreditInputs, CreditResult, compute_credits, employee_output
 from transforms.changes import since_last_run
+from transforms.credits import CreditInputs, CreditResult, compute_credits, employee_output
 from transforms.decide import ROW_SCHEMA, Decisions, awards_output, decide
 from transforms.outputs import (
     StagedOutputs,
@@ -33,6 +33,7 @@ from transforms.params import Parameters
 from transforms.pii import HashKey
 from transforms.schema import STAGED
 from transforms.settings import Settings
+from transforms.stages import stage
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -288,7 +289,11 @@ def cap_cents(params: Parameters, settings: Settings, as_of: dt.date) -> int:
 
 def compute(frames: dict[str, pl.LazyFrame | pl.DataFrame], tax_year: int, as_of: dt.date, params: Parameters,
             settings: Settings) -> CreditResult:
-    result = compute_credits(CreditInputs.from_frames(frames), tax_year, as_of, params, settings.rules)
+    with stage("credits") as s:
+        result = compute_credits(CreditInputs.from_frames(frames), tax_year, as_of, params, settings.rules)
+        emp = result.employees
+        s.say(f"{emp.height:,} employee-years ({int((emp['status'] == 'ELIGIBLE').sum()):,} eligible), "
+              f"{result.applications.height:,} applications")
     failpoints.hit("computed")
     return result
 
@@ -428,9 +433,13 @@ def decide_and_commit(
     con = ledger.connect(workdir / "impcredit.duckdb")
     try:
         with StagedOutputs(out_dir, run_id) as staging:
-            decisions = decide_against_ledger(
-                con, result, as_of=as_of, cap=cap_cents(params, settings, as_of), settings=settings, run_id=run_id
-            )
+            with stage("allocate") as s:
+                decisions = decide_against_ledger(
+                    con, result, as_of=as_of, cap=cap_cents(params, settings, as_of), settings=settings, run_id=run_id
+                )
+                st = dict(sorted(decisions.awards.group_by("status").len().iter_rows()))
+                s.say(f"{decisions.awards.height:,} applications ({', '.join(f'{k} {v}' for k, v in st.items())}), "
+                      f"${decisions.awarded_now_cents / 100:,.2f} awarded by this run")
             summary = write_outputs(
                 staging, run_id=run_id, kind=kind, tax_year=tax_year, as_of=as_of, params=params,
                 settings=settings, staged=staged, result=result, decisions=decisions,
@@ -446,11 +455,13 @@ def decide_and_commit(
 
                 ids = decisions.awards.get_column("application_id").to_list()
                 history = pl.concat([ledger.decision_rows(con, ids).cast(ROW_SCHEMA), decisions.new.cast(ROW_SCHEMA)])
-                write_products(
-                    staging.dir, con=con, awards=decisions.awards, employee_years=result.employees,
-                    rejects=staged.rejects, run_id=run_id, tax_year=tax_year, approval_year=as_of.year,
-                    cap_cents=decisions.cap_cents, history=history,
-                )
+                with stage("products") as s:
+                    made = write_products(
+                        staging.dir, con=con, awards=decisions.awards, employee_years=result.employees,
+                        rejects=staged.rejects, run_id=run_id, tax_year=tax_year, approval_year=as_of.year,
+                        cap_cents=decisions.cap_cents, history=history,
+                    )
+                    s.say(f"{len(made):,} files (award file, certificates, notices, reports)")
             record = run_record(summary, started_at=started_at, settings=settings, params=params, staged=staged,
                                 quarter=quarter)
             failpoints.hit("outputs_written")

@@ -25,6 +25,7 @@ from transforms.ingest import validate as va
 from transforms.ingest.cross_rows import ORDER_BASE, cross_row_rejects
 from transforms.ingest.report import REJECT_SCHEMA, FileRecord, IngestReport
 from transforms.pii import HashKey
+from transforms.stages import stage, start
 from transforms.staging import StagedTable, stage_table
 
 SSN_LIKE = re.compile(r"^\s*\d{3}[- ]?\d{2}[- ]?\d{4}\s*$")
@@ -906,8 +907,10 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
             records.append(FileRecord(e.rel, e.dataset, None, "", 0, 0, 0, "rejected", msg))
             rejects.append(dict(file=e.rel, line=None, column=None, value=None, rule=rule, message=msg, employer_id=None))
     found = [(e.dataset, e.path) for e in entries if e.kind == "file"]
-    with ThreadPoolExecutor(max_workers=FILE_WORKERS, thread_name_prefix="digest") as pool:  # hashlib releases the GIL
-        digests = list(pool.map(_digest, [path for _, path in found]))
+    with stage("ingest") as st_ingest, ThreadPoolExecutor(max_workers=FILE_WORKERS, thread_name_prefix="digest") as pool:
+        digests = list(pool.map(_digest, [path for _, path in found]))  # hashlib releases the GIL
+        st_ingest.say(f"{len(found):,} files, {sum(max(s, 0) for _, s in digests) / 2**20:,.1f} MB read and hashed")
+    validating = start("validate")
     for index, ((dataset, path), (sha, size)) in enumerate(zip(found, digests, strict=True)):
         rel = path.relative_to(root).as_posix()
         if size < 0:
@@ -1059,6 +1062,11 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
         known[w.sha] = dict(file=w.rel, dataset=w.dataset, profile=w.profile, status=status, rows_read=w.rows_read,
                             rows_accepted=n_acc, rows_rejected=n_rej, ingested_at=ingested_at, parts=parts, quarantine=qpart)
     lk.save_manifest(lake, manifest)
+    read_n = sum(r.rows_read for r in records)
+    new = sum(1 for r in records if r.status not in ("duplicate",))
+    validating.say(f"{new:,} new files: {read_n:,} rows read, {sum(r.rows_accepted for r in records):,} accepted, "
+                   f"{sum(r.rows_rejected for r in records):,} rejected")
+    validating.done()
     records.sort(key=lambda r: r.file)
     rej = pl.DataFrame(rejects, schema=REJECT_SCHEMA) if rejects else pl.DataFrame(schema=REJECT_SCHEMA)
     rej = rej.sort(["file", "line", "column", "rule"], nulls_last=False)

@@ -45,7 +45,7 @@ def write_products(
     these applications with this run's new ones (``ledger.ROW_COLUMNS``), for the award file's
     amendment rows and the amended certificates; without it every award is a first award.
     """
-    from transforms.products.reports import write_reports  # matplotlib: imported when needed
+    from transforms.products.reports import write_reports
 
     staging_dir = Path(staging_dir)
     rows = history if history is not None else awards
@@ -53,7 +53,7 @@ def write_products(
     t = staging_dir / "taxation"
     files = [t / "award_file.csv", t / "award_file.parquet", t / "award_manifest.json"]
     # the reports (charts, queries of ``con``) are drawn in a second thread while this one writes
-    # the pages (mostly the file system's time); nothing else uses ``con`` or matplotlib meanwhile
+    # the pages (mostly the file system's time); nothing else uses ``con`` meanwhile
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="reports") as pool:
         reports = pool.submit(write_reports, staging_dir, con, employee_years, cap_cents, approval_year, awards=awards)
         files += write_certificates(staging_dir, rows, awards, run_id=run_id)
@@ -75,7 +75,7 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    if name == "write_reports":  # lazily: it imports matplotlib
+    if name == "write_reports":
         from transforms.products.reports import write_reports
 
         return write_reports

@@ -98,7 +98,7 @@ def _history_rows(history: pl.DataFrame) -> pl.DataFrame:
     for app in sorted(amended):
         mine = history.filter(pl.col("application_id") == app)
         total, last_cert, n = 0, None, 0
-        for (kind, run, year), grp in mine.group_by(["kind", "run_id", pl.coalesce("decided_in", "approval_year")],
+        for (kind, _run, year), grp in mine.group_by(["kind", "run_id", pl.coalesce("decided_in", "approval_year")],
                                                     maintain_order=True):
             change = int(grp["awarded_cents"].sum())
             row = grp.row(grp.height - 1, named=True)

@@ -1,29 +1,26 @@
 """Reports with charts: the annual cap-sufficiency report (34:11-56a40(g)) and the biennial
-report to the Governor and Legislature (34:11-56a41(b)). PNG charts (matplotlib, Agg) linked
-from one HTML page per report, plus the tables as CSV."""
+report to the Governor and Legislature (34:11-56a41(b)). SVG charts (``charts``, every bar
+labelled with its amount) linked from one HTML page per report, plus the tables as CSV."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import matplotlib
+import polars as pl
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import polars as pl  # noqa: E402
-
-from transforms.ledger import DECISION_COLUMNS  # noqa: E402
-from transforms.outputs import write_csv  # noqa: E402
-from transforms.products._html import money, render  # noqa: E402
+from transforms.ledger import DECISION_COLUMNS
+from transforms.outputs import write_csv
+from transforms.products import charts
+from transforms.products._html import render
 
 CAP_TITLE = "Annual cap-sufficiency report, approval year {y}"
 BIENNIAL_TITLE = "Biennial report on the tax credit for employers of employees with impairments, {y}"
-_FIG = {"figsize": (9, 5), "dpi": 110}
 
 
 def ledger_decisions(con, awards: pl.DataFrame | None = None) -> pl.DataFrame:
-    """Every decision in the ledger, with ``awards`` (this run's, not yet committed) laid over
-    it by (application_id, approval_year)."""
+    """Every decision row in the ledger (amendments are rows of their own: their change counts in
+    their approval year), with ``awards`` (this run's, not yet committed) laid over it by
+    (application_id, approval_year)."""
     hist = con.sql(f"SELECT {', '.join(DECISION_COLUMNS)} FROM decisions").pl()
     if awards is not None and awards.height:
         cur = awards.select(DECISION_COLUMNS).cast(hist.schema) if hist.height else awards.select(DECISION_COLUMNS)
@@ -40,80 +37,6 @@ def ledger_decisions(con, awards: pl.DataFrame | None = None) -> pl.DataFrame:
 def _caps_by_year(con, default_cap_cents: int) -> dict[int, int]:
     rows = con.sql("SELECT approval_year, max(cap_cents) FROM runs WHERE kind = 'annual' GROUP BY 1").fetchall()
     return {int(y): int(c) for y, c in rows}
-
-
-def _savefig(fig, path: Path) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
-    fig.savefig(path, format="png", metadata={"Software": None})
-    plt.close(fig)
-    return path
-
-
-def _dollars(v):
-    return [x / 100 for x in v]
-
-
-def _fmt_axis(ax):
-    ax.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"${x:,.0f}"))
-
-
-def _label(text: str) -> str:
-    """Submitted text as a chart label: matplotlib reads "$...$" as math; a name is text."""
-    return str(text).replace("$", r"\$")
-
-
-def _grouped_bars(path: Path, labels: list[str], series: dict[str, list[int]], title: str, cap: int | None = None,
-                  horizontal: bool = False) -> Path:
-    labels = [_label(x) for x in labels]
-    fig, ax = plt.subplots(**_FIG)
-    n = max(len(series), 1)
-    width = 0.8 / n
-    xs = range(len(labels))
-    for i, (name, vals) in enumerate(series.items()):
-        pos = [x - 0.4 + width * (i + 0.5) for x in xs]
-        if horizontal:
-            ax.barh(pos, _dollars(vals), height=width, label=name)
-        else:
-            ax.bar(pos, _dollars(vals), width=width, label=name)
-    if horizontal:
-        ax.set_yticks(list(xs), labels)
-        ax.invert_yaxis()
-        ax.xaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda x, _: f"${x:,.0f}"))
-    else:
-        ax.set_xticks(list(xs), labels, rotation=30 if len(labels) > 6 else 0, ha="right" if len(labels) > 6 else "center")
-        _fmt_axis(ax)
-    if cap is not None:
-        ax.axhline(cap / 100, color="red", linestyle="--", label=f"cap {money(cap)}")
-    ax.set_title(title)
-    ax.legend()
-    ax.grid(axis="x" if horizontal else "y", alpha=0.3)
-    return _savefig(fig, path)
-
-
-def _cap_chart(path: Path, labels: list[str], requested: list[int], approved: list[int], caps: list[int]) -> Path:
-    """Left: requested and approved against the cap (red marks); right: requested as % of cap."""
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 5), dpi=110, gridspec_kw={"width_ratios": [3, 2]})
-    xs = list(range(len(labels)))
-    ax.bar([x - 0.2 for x in xs], _dollars(requested), width=0.4, label="requested")
-    ax.bar([x + 0.2 for x in xs], _dollars(approved), width=0.4, label="approved")
-    ax.hlines(_dollars(caps), [x - 0.45 for x in xs], [x + 0.45 for x in xs], colors="red", linestyles="--",
-              linewidth=2, label="cap", zorder=3)
-    ax.set_xticks(xs, labels)
-    _fmt_axis(ax)
-    ax.set_title("Requested, approved and cap by approval year")
-    ax.legend()
-    ax.grid(axis="y", alpha=0.3)
-    pct = [100 * r / c if c else 0 for r, c in zip(requested, caps, strict=True)]
-    ax2.bar(xs, pct, color=["tab:red" if p > 100 else "tab:blue" for p in pct])
-    ax2.axhline(100, color="red", linestyle="--", label="100% = cap")
-    ax2.set_xticks(xs, labels)
-    ax2.yaxis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _: f"{v:,.1f}%"))
-    ax2.set_title("Requested as % of cap")
-    ax2.legend()
-    ax2.grid(axis="y", alpha=0.3)
-    fig.suptitle("N.J.S.A. 34:11-56a40(g) annual cap")
-    return _savefig(fig, path)
 
 
 def cap_sufficiency(decisions: pl.DataFrame, employee_years: pl.DataFrame, cap_cents: int, approval_year: int,
@@ -184,21 +107,23 @@ def write_reports(staging_dir: Path, con, employee_years: pl.DataFrame, cap_cent
     tables = cap_sufficiency(dec, employee_years, cap_cents, approval_year, caps)
     files: list[Path] = []
     y = tables["years"]
-    labels = [str(v) for v in y["approval_year"].to_list()] or [str(approval_year)]
-    files.append(_cap_chart(
-        out / "cap_by_approval_year.png", labels, y["requested_cents"].to_list() or [0],
-        y["approved_cents"].to_list() or [0], y["cap_cents"].to_list() or [cap_cents],
+    req, app_, caps_ = y["requested_cents"].to_list(), y["approved_cents"].to_list(), y["cap_cents"].to_list()
+    files.append(charts.bars(
+        out / "cap_by_approval_year.svg", [str(v) for v in y["approval_year"].to_list()] or [str(approval_year)],
+        {"requested": req or [0], "approved": app_ or [0]}, "Requested, approved and cap by approval year",
+        caps=caps_ or [cap_cents],
+        note=[f"requested {100 * r / c:,.2f}% of the cap" if c else "" for r, c in zip(req, caps_, strict=True)] or None,
     ))
     c = tables["category"]
-    files.append(_grouped_bars(
-        out / "cap_by_wage_category.png", c["wage_category"].to_list() or ["(none)"],
-        {"requested": c["requested_cents"].to_list() or [0], "approved": c["approved_cents"].to_list() or [0]},
+    files.append(charts.bars(
+        out / "cap_by_wage_category.svg", c["wage_category"].to_list(),
+        {"requested": c["requested_cents"].to_list(), "approved": c["approved_cents"].to_list()},
         f"By wage category, approval year {approval_year}",
     ))
     k = tables["county"]
-    files.append(_grouped_bars(
-        out / "cap_by_county.png", k["county"].to_list() or ["(none)"],
-        {"requested": k["requested_cents"].to_list() or [0], "approved": k["approved_cents"].to_list() or [0]},
+    files.append(charts.bars(
+        out / "cap_by_county.svg", k["county"].to_list(),
+        {"requested": k["requested_cents"].to_list(), "approved": k["approved_cents"].to_list()},
         f"By county, approval year {approval_year}", horizontal=True,
     ))
     files.append(write_csv(y.with_columns(*[(pl.col(n) / 100).alias(n.replace("_cents", "")) for n in
@@ -227,16 +152,16 @@ def write_reports(staging_dir: Path, con, employee_years: pl.DataFrame, cap_cent
                       (pl.col("allowed_cents") / 100).alias("credits_allowed")),
         out / "biennial_employers.csv",
     ))
-    top = totals.sort("total_cents", descending=True).head(25)
-    files.append(_grouped_bars(
-        out / "biennial_by_employer.png", [f"{n[:28]} ({cid})" for n, cid in zip(top["employer_name"], top["employer_id"], strict=True)] or ["(none)"],
-        {"credits allowed": top["total_cents"].to_list() or [0]},
+    top = totals.sort("total_cents", "employer_id", descending=[True, False]).head(25)
+    files.append(charts.bars(
+        out / "biennial_by_employer.svg", [f"{n[:28]} ({cid})" for n, cid in zip(top["employer_name"], top["employer_id"], strict=True)],
+        {"credits allowed": top["total_cents"].to_list()},
         "Credits allowed by employer (largest 25)", horizontal=True,
     ))
     county_tot = allowed.group_by("county").agg(pl.col("awarded_cents").sum()).sort("county")
-    files.append(_grouped_bars(
-        out / "biennial_by_county.png", county_tot["county"].to_list() or ["(none)"],
-        {"credits allowed": county_tot["awarded_cents"].to_list() or [0]},
+    files.append(charts.bars(
+        out / "biennial_by_county.svg", county_tot["county"].to_list(),
+        {"credits allowed": county_tot["awarded_cents"].to_list()},
         "Credits allowed by county", horizontal=True,
     ))
     files.append(render("biennial_report.html.j2", out / "biennial.html",
