@@ -30,6 +30,33 @@ configure()
 KEY_BLOCK_ENV = "IMPCREDIT_HMAC_KEY_BLOCK"
 
 
+def name_flow_run(run_id: str) -> str | None:
+    """Name the current flow run by impcredit's run id (known once the inputs are hashed), so the
+    Prefect UI and API list runs as the ledger does; returns the flow run's id."""
+    from prefect.client.orchestration import get_client
+    from prefect.runtime import flow_run
+
+    if not flow_run.id:
+        return None
+    try:
+        with get_client(sync_client=True) as client:
+            client.update_flow_run(flow_run.id, name=run_id)
+    except Exception:  # a name is a convenience: never a reason for a run to fail
+        logging.getLogger("impcredit").debug("could not rename flow run %s", flow_run.id, exc_info=True)
+    return str(flow_run.id)
+
+
+def flow_run_link(flow_run_id: str | None) -> str | None:
+    """The Prefect UI page of a flow run when a server with a UI is configured (PREFECT_API_URL
+    set by the operator, not the shared local API, which runs without UI)."""
+    from flows import api
+
+    url = os.environ.get("PREFECT_API_URL", "")
+    if not flow_run_id or not url or api.is_shared(url):
+        return None
+    return f"{os.environ.get('PREFECT_UI_URL') or url.removesuffix('/api')}/runs/flow-run/{flow_run_id}"
+
+
 def forward_stage_lines() -> None:
     """The run's stage lines (``transforms.stages``) go to the flow run's logs in Prefect (the
     API only: the CLI prints them itself)."""

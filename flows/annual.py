@@ -9,6 +9,7 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from flows import _env
 from flows._env import hash_key
 from flows.fanout import credit_batch, fan_out
 from transforms import annual as steps
@@ -64,12 +65,14 @@ def annual_flow(
         staged = stage(input_dir, workdir)
         steps.check_tax_year(staged.frames["applications"], tax_year, as_of, steps.first_tax_year(params))
         run_id = steps.new_run_id("annual", tax_year, staged.inputs_sha256)
+        flow_run_id = _env.name_flow_run(run_id)
         result = fan_out(credit_batch, staged.frames, batches, tax_year=tax_year, as_of=as_of, params=params,
                          settings=settings)
         summary = decide_write_commit(
             workdir=workdir, out_dir=out_dir, run_id=run_id, tax_year=tax_year, as_of=as_of, params=params,
             settings=settings, staged=staged, result=result, started_at=started_at,
         )
+    summary.prefect_flow_run = flow_run_id
     logger.info("run %s committed: %d applications, awarded %.2f", run_id, summary.applications, summary.awarded)
     create_table_artifact(
         key=f"annual-{tax_year}",

@@ -170,7 +170,7 @@ def run_settings():
     """Prefect settings of a CLI run on the shared API: no flow-run heartbeats (they detect
     crashed runs for a server's services, which the shared API does not run; their thread made
     every run wait up to a second at its end). On a configured server, Prefect's defaults."""
-    if os.environ.get(MODE_ENV, "shared") == "temporary" or not _is_shared():
+    if os.environ.get(MODE_ENV, "shared") == "temporary" or not is_shared(os.environ.get("PREFECT_API_URL", "")):
         yield
         return
     from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
@@ -179,9 +179,10 @@ def run_settings():
         yield
 
 
-def _is_shared() -> bool:
+def is_shared(url: str) -> bool:
+    """Whether ``url`` is the shared local API of this PREFECT_HOME."""
     try:
         st = json.loads(paths()[0].read_text())
     except (OSError, ValueError):
         return False
-    return os.environ.get("PREFECT_API_URL") == st.get("url")
+    return bool(url) and url == st.get("url")

@@ -192,6 +192,9 @@ def _print_summary(summary, elapsed: float | None = None) -> None:
     for name, n in sorted(groups.items()):
         t.add_row("", f"{name} ({n} files)" if name.endswith("/") else name)
     t.add_row("Ledger", str(Path(summary.workdir) / "impcredit.duckdb"))
+    link = _env.flow_run_link(getattr(summary, "prefect_flow_run", None))
+    if link:
+        t.add_row("Prefect flow run", link)
     if elapsed is not None:
         t.add_row("Total time", f"{elapsed:.1f} s")
     status = "completed with rejections" if summary.rejected_rows else "completed"
@@ -239,9 +242,12 @@ def annual(
         params = load_parameters()
         _check_year(params, tax_year, settings.rules, input, as_of_date)
         _env.hash_key()  # a missing or bad key stops here; the flow's task reads it again where it is used
+        from prefect import tags
+
         from flows.fanout import with_task_runner
 
-        with console.status("running the annual flow..."), api.run_settings():
+        with console.status("running the annual flow..."), api.run_settings(), tags("impcredit", "annual",
+                                                                                       f"tax-year-{tax_year}"):
             summary = with_task_runner(annual_flow, dask_address)(
                 input_dir=input.resolve(), tax_year=tax_year, as_of=as_of_date, out_dir=out.resolve(),
                 workdir=workdir.resolve(), params=params, settings=settings, wait_seconds=wait,

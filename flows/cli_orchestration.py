@@ -92,7 +92,10 @@ def register(app: typer.Typer) -> None:
             params = _common_inputs()
             settings = Settings()
             c._check_year(params, tax_year, settings.rules, input, as_of_date, estimates=True)
-            with c.console.status("running the quarterly estimates..."), c.api.run_settings():
+            from prefect import tags
+
+            with c.console.status("running the quarterly estimates..."), c.api.run_settings(), tags(
+                    "impcredit", "quarterly", f"tax-year-{tax_year}"):
                 summary = with_task_runner(quarterly_flow, dask_address)(
                     input_dir=input.resolve(), tax_year=tax_year, quarter=quarter, as_of=as_of_date,
                     out_dir=out_dir.resolve(), workdir=workdir.resolve(), params=params, settings=settings,
@@ -144,7 +147,10 @@ def register(app: typer.Typer) -> None:
             params = params.with_overrides(w.parse_param_overrides(w.parse_assignments(param, "--param")))
             c._check_year(params, tax_year, settings.rules, input, as_of_date)
             out_dir = (out or w.default_out_dir(workdir)).resolve()
-            with c.console.status("running the what-if..."), c.api.run_settings():
+            from prefect import tags
+
+            with c.console.status("running the what-if..."), c.api.run_settings(), tags(
+                    "impcredit", "whatif", f"tax-year-{tax_year}"):
                 outcome = with_task_runner(whatif_flow, dask_address)(
                     input_dir=input.resolve(), tax_year=tax_year, as_of=as_of_date, out_dir=out_dir,
                     workdir=workdir.resolve(), params=params, settings=settings, assignments=assignments,

@@ -15,6 +15,7 @@ from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
+from flows import _env
 from flows._env import hash_key
 from flows.fanout import fan_out
 from transforms import annual as steps
@@ -68,6 +69,7 @@ def quarterly_flow(
         staged = stage_submission(input_dir)
         steps.check_tax_year(staged.frames["applications"], tax_year, as_of, steps.first_tax_year(params), estimates=True)
         run_id = steps.new_run_id(f"quarterly-q{quarter}", tax_year, staged.inputs_sha256)
+        _env.name_flow_run(run_id)
         result = fan_out(estimate_batch, staged.frames, batches, tax_year=tax_year, quarter=quarter, as_of=as_of,
                          params=params, settings=settings)
         summary = write_and_record(

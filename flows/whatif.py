@@ -9,7 +9,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 
-from flows import _env  # noqa: F401
+from flows import _env
 from flows.fanout import credit_batch, fan_out
 from flows.quarterly import stage_submission
 from transforms import annual as steps
@@ -42,6 +42,7 @@ def whatif_flow(
         staged = stage_submission(input_dir)
         steps.check_tax_year(staged.frames["applications"], tax_year, as_of, steps.first_tax_year(params))
         run_id = steps.new_run_id("whatif", tax_year, staged.inputs_sha256)
+        _env.name_flow_run(run_id)
         result = fan_out(credit_batch, staged.frames, batches, tax_year=tax_year, as_of=as_of, params=params,
                          settings=settings)
         outcome = decide_and_write(

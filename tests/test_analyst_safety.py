@@ -39,7 +39,10 @@ def annual(src: Path, tmp: Path, *extra: str, year: str = "2023"):
 
 
 def one_line(output: str) -> str:
-    lines = [ln for ln in output.splitlines() if ln.strip()]
+    """The message of a failed run: one line (the stage lines before it aside)."""
+    import re
+
+    lines = [ln for ln in output.splitlines() if ln.strip() and not re.match(r"\d{4}-\d\d-\d\dT\S+ impcredit ", ln)]
     assert len(lines) == 1, output
     return lines[0]
 

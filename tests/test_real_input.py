@@ -108,6 +108,20 @@ def test_names_are_data_through_the_annual_quarterly_and_whatif_runs(prefect_har
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;alert(1)&lt;/script&gt; Inc." in html
     assert "Smith, Jones &amp; &#34;Sons&#34;" in html and "Café Niño LLC" in html
     assert '=HYPERLINK(&#34;http://example.invalid&#34;,&#34;click&#34;)' in html
+    # the analysts' workbook: text stays text; the index ties every output together
+    import openpyxl
+
+    wb = openpyxl.load_workbook(out / "awards.xlsx")
+    assert wb.sheetnames == ["awards", "employee credits", "rejects"]
+    assert wb["awards"].max_row == pl.read_csv(out / "awards.csv").height + 1
+    assert not any(c.data_type == "f" for ws in wb for row in ws.iter_rows() for c in row)
+    index = (out / "index.html").read_text(encoding="utf-8")
+    for link in ("awards.csv", "awards.xlsx", "employee_credits.csv", "changes.csv", "taxation/award_file.csv",
+                 "reports/cap_sufficiency.html", "rejects.csv", "certificates/", "notices/"):
+        assert f'href="{link}' in index, link
+    notice = next((out / "notices").glob("*.html")).read_text(encoding="utf-8")
+    assert re.search(r'id="decided_on">20\d\d-\d\d-\d\d<', notice) and "(New Jersey time)" in notice
+    assert re.search(r'id="received">2024-\d\d-\d\d \d\d:\d\d E[SD]T', notice) and "Credit computed" in notice
     chart = (out / "reports" / "biennial_by_employer.svg").read_text(encoding="utf-8")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in chart and "<script>" not in chart  # text, never markup
     assert "$5 Pizza &amp; $ubs Inc." in chart

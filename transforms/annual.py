@@ -138,6 +138,7 @@ class RunSummary:
     changes_counts: dict[str, int] = field(default_factory=dict)
     inputs_changed: bool = False
     elapsed_s: float = 0.0
+    prefect_flow_run: str | None = None  # the flow run's id in Prefect (set by the flow)
 
     def to_dict(self) -> dict:
         d = dict(self.__dict__)
@@ -451,7 +452,8 @@ def decide_and_commit(
             summary.changes, summary.changes_counts = changed.lines(), changed.counts()
             summary.inputs_changed = changed.inputs_changed
             if with_products:
-                from transforms.products import write_products
+                from transforms.products import write_index, write_products
+                from transforms.products.workbook import write_workbook
 
                 ids = decisions.awards.get_column("application_id").to_list()
                 history = pl.concat([ledger.decision_rows(con, ids).cast(ROW_SCHEMA), decisions.new.cast(ROW_SCHEMA)])
@@ -461,7 +463,12 @@ def decide_and_commit(
                         rejects=staged.rejects, run_id=run_id, tax_year=tax_year, approval_year=as_of.year,
                         cap_cents=decisions.cap_cents, history=history,
                     )
-                    s.say(f"{len(made):,} files (award file, certificates, notices, reports)")
+                    write_workbook(staging.path("awards.xlsx"), {
+                        "awards": awards_output(decisions.awards), "employee credits": employee_output(result.employees),
+                        "rejects": staged.rejects.drop("employer_id") if "employer_id" in staged.rejects.columns else staged.rejects,
+                    })
+                    write_index(staging.dir, summary, decided_at=nj_time(ledger.now_utc()))
+                    s.say(f"{len(made) + 2:,} files (award file, certificates, notices, reports, awards.xlsx, index.html)")
             record = run_record(summary, started_at=started_at, settings=settings, params=params, staged=staged,
                                 quarter=quarter)
             failpoints.hit("outputs_written")
@@ -473,6 +480,14 @@ def decide_and_commit(
     summary.out_dir = str(out_dir)
     summary.workdir = str(workdir)
     return summary
+
+
+def nj_time(utc: dt.datetime) -> str:
+    """A UTC instant (naive or aware) as New Jersey local time, e.g. 2024-07-01 09:30 EDT."""
+    from zoneinfo import ZoneInfo
+
+    aware = utc if utc.tzinfo else utc.replace(tzinfo=dt.UTC)
+    return aware.astimezone(ZoneInfo(schema.NJ_TZ)).strftime("%Y-%m-%d %H:%M %Z")
 
 
 def employee_years_of(result: CreditResult) -> pl.DataFrame:

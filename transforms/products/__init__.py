@@ -62,11 +62,46 @@ def write_products(
     return files
 
 
+GROUPS = [  # (title, top-level name or folder, note)
+    ("Decisions", ["awards.csv", "awards.xlsx", "employee_credits.csv", "changes.csv", "manifest.json"], ""),
+    ("For the Division of Taxation", ["taxation/"], ""),
+    ("Reports", ["reports/"], ""),
+    ("Rejected input", ["rejects.csv", "rejects/"], "each employer's rejected rows in rejects/"),
+    ("Certificates of credit", ["certificates/"], ""),
+    ("Decision notices", ["notices/"], ""),
+    ("Validation (Great Expectations Data Docs)", ["data_docs/"], ""),
+    ("For audit and explain", ["employee_years.parquet"], ""),
+]
+
+
+def write_index(staging_dir: Path, summary, *, decided_at: str) -> Path:
+    """``index.html``: every output of the run, grouped, linked by its path in the folder."""
+    from transforms.products._html import render
+
+    staging_dir = Path(staging_dir)
+    files = sorted(p.relative_to(staging_dir).as_posix() for p in staging_dir.rglob("*") if p.is_file()
+                   and not p.name.startswith("."))
+    groups = []
+    for title, names, note in GROUPS:
+        mine = [f for f in files if any(f == n or (n.endswith("/") and f.startswith(n)) for n in names)]
+        if not mine:
+            continue
+        if "notices/" in names or "certificates/" in names:  # thousands: the folder and a count
+            groups.append({"title": f"{title} ({len(mine):,} files)", "files": [
+                {"href": m, "name": m, "note": ""} for m in mine[:500]] + (
+                [{"href": names[0], "name": f"... and {len(mine) - 500:,} more in {names[0]}", "note": ""}] if len(mine) > 500 else [])})
+            continue
+        groups.append({"title": title, "files": [{"href": m, "name": m, "note": note if m.endswith("/") else ""} for m in mine]})
+    return render("index.html.j2", staging_dir / "index.html", r=summary, decided_at=decided_at,
+                  changes=getattr(summary, "changes", []), groups=groups)
+
+
 __all__ = [
     "AWARD_FILE_SCHEMA_VERSION",
     "REASONS",
     "certificate_no",
     "write_award_file",
+    "write_index",
     "write_certificates",
     "write_notices",
     "write_products",

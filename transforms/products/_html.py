@@ -26,6 +26,30 @@ def money(cents: int | None) -> str:
     return f"{sign}${cents // 100:,}.{cents % 100:02d}"
 
 
+def nj_local(instant) -> str:
+    """An instant (aware, or naive UTC) in New Jersey local time: ``2024-02-01 09:00 EST``."""
+    import datetime as dt
+    from zoneinfo import ZoneInfo
+
+    if instant is None:
+        return ""
+    aware = instant if instant.tzinfo else instant.replace(tzinfo=dt.UTC)
+    return aware.astimezone(ZoneInfo("America/New_York")).strftime("%Y-%m-%d %H:%M %Z")
+
+
+def decision_date(run_id: str | None) -> str:
+    """The New Jersey date a run decided, read from its id (``<kind>-<year>-<UTC stamp>-<hash>``):
+    the same on every rerun that keeps the decision."""
+    import datetime as dt
+    import re
+
+    m = re.search(r"-(\d{8}T\d{6})\d*Z-", run_id or "")
+    if not m:
+        return ""
+    stamp = dt.datetime.strptime(m.group(1), "%Y%m%dT%H%M%S").replace(tzinfo=dt.UTC)
+    return nj_local(stamp)[:10]
+
+
 def num2(x: float | None) -> str:
     return "" if x is None else f"{x:,.2f}"
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.products._html import file_names, render_many, without_gc
+from transforms.products._html import decision_date, file_names, render_many, without_gc
 from transforms.products.award_file import award_rows
 
 TAX_TYPES = {
@@ -41,6 +41,7 @@ def write_certificates(
             "tax_year_start": row["tax_year_start"].isoformat(),
             "tax_year_end": row["tax_year_end"].isoformat(),
             "run_id": row.get("run_id") or run_id,
+            "decided_on": decision_date(row.get("run_id") or run_id),
         }
         path = Path(staging_dir) / "certificates" / f"{names[row['certificate_no']]}.html"
         pages.append((path, {"c": c}))

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.products._html import file_names, render_many, without_gc
+from transforms.products._html import decision_date, file_names, nj_local, render_many, without_gc
 from transforms.products.award_file import certificate_no
 
 # code -> (plain words, citation). All codes of spec sections 5 and 7.
@@ -135,8 +135,9 @@ def write_notices(
             "netted": [ln for ln in lines if ln["netted_lines"]],
             "rejects": rejects_of.get(a["employer_id"], []),
             "rejects_known": rejects_known,
-            "received": a["received_at"].isoformat() if a.get("received_at") is not None else "",
+            "received": nj_local(a.get("received_at")),
             "run_id": a.get("run_id") or run_id,
+            "decided_on": decision_date(a.get("run_id") or run_id),
         }
         pages.append((Path(staging_dir) / "notices" / f"{names[a['application_id']]}.html", {"n": ctx}))
     return render_many("notice.html.j2", pages)
