@@ -334,3 +334,37 @@ def test_data_docs_show_hostile_text_harmlessly_with_the_same_results(tmp_path):
     assert "alert(2)" in pages and "<script>alert" not in pages
     names = scan_lake(tmp_path / "gx" / "wd", "applications").collect().get_column("employer_name").to_list()
     assert sorted(names) == sorted(NAMES)  # stored as given
+
+
+def test_certificates_and_notices_are_also_pdfs_with_hostile_text_as_text(tmp_path):
+    """One multi-page PDF per kind, a document per page range and a bookmark each; names are
+    placed as text (a Typst directive in a name does nothing)."""
+    import datetime as dt
+
+    from transforms.decide import empty_decisions
+    from transforms.products import write_certificates, write_notices
+
+    ids = ["APP-1", "X/1", "APP-3"]
+    n = len(ids)
+    awards = pl.DataFrame({
+        "application_id": ids, "approval_year": [2024] * n, "tax_year": [2023] * n, "employer_id": ["100000001"] * n,
+        "employer_name": ["<script>alert(1)</script> Inc.", '#set page(fill: red) #panic("x") $x$', "Café Niño LLC"],
+        "county": ["Essex"] * n, "tax_type": ["CBT", "GIT", "CBT"],
+        "received_at": [dt.datetime(2024, 2, 1, 14, tzinfo=dt.UTC)] * n, "requested_cents": [123456] * n,
+        "awarded_cents": [123456, 100, 0], "status": ["APPROVED", "PARTIAL", "REJECTED"], "reasons": ["", "CAP_EXHAUSTED", "NO_CREDIT_DUE"],
+        "run_id": ["annual-2023-20240701T130000000000Z-abcd"] * n}).cast(empty_decisions().schema)
+    emp = pl.DataFrame({"application_id": ids, "employee_id": ["E1"] * n, "wage_category": ["general"] * n,
+                        "hours_prior": [1.0] * n, "hours_current": [1.0] * n, "part1_cents": [100] * n, "part2_cents": [0] * n,
+                        "credit_cents": [100] * n, "status": ["ELIGIBLE"] * n, "reasons": [""] * n})
+    jobs: list = []
+    write_certificates(tmp_path, awards, run_id="r1", pdf_jobs=jobs)
+    write_notices(tmp_path, awards, emp, run_id="r1", pdf_jobs=jobs)
+    assert len(jobs) == 2
+    certs, notices = (job() for job in jobs)
+    for path, count in ((certs, 2), (notices, 3)):
+        data = path.read_bytes()
+        assert data.startswith(b"%PDF-") and path.name.endswith(".pdf")
+        assert data.count(b"/Type /Page\n") + data.count(b"/Type/Page\n") + data.count(b"/Type /Page ") >= count or \
+            len(re.findall(rb"/Type\s*/Page[^s]", data)) >= count
+        assert len(re.findall(rb"/Title", data)) >= count  # a bookmark per document (and the document's title)
+    assert certs.parent.name == "certificates" and notices.parent.name == "notices"

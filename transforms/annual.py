@@ -467,6 +467,10 @@ def decide_and_commit(
                         "awards": awards_output(decisions.awards), "employee credits": employee_output(result.employees),
                         "rejects": staged.rejects.drop("employer_id") if "employer_id" in staged.rejects.columns else staged.rejects,
                     })
+                    documents = {p.relative_to(staging.dir).as_posix(): {"sha256": sha256_file(p), "bytes": p.stat().st_size}
+                                 for p in made if p.suffix == ".pdf"}
+                    manifest = json.loads(staging.path("manifest.json").read_text())
+                    write_json({**manifest, "documents": documents}, staging.path("manifest.json"))
                     write_index(staging.dir, summary, decided_at=nj_time(ledger.now_utc()))
                     s.say(f"{len(made) + 2:,} files (award file, certificates, notices, reports, awards.xlsx, index.html)")
             record = run_record(summary, started_at=started_at, settings=settings, params=params, staged=staged,

@@ -54,11 +54,16 @@ def write_products(
     files = [t / "award_file.csv", t / "award_file.parquet", t / "award_manifest.json"]
     # the reports (charts, queries of ``con``) are drawn in a second thread while this one writes
     # the pages (mostly the file system's time); nothing else uses ``con`` meanwhile
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="reports") as pool:
+    # and the PDFs (Typst renders outside Python's lock) while the HTML pages are written
+    jobs: list = []
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="reports") as pool:
         reports = pool.submit(write_reports, staging_dir, con, employee_years, cap_cents, approval_year, awards=awards)
-        files += write_certificates(staging_dir, rows, awards, run_id=run_id)
-        files += write_notices(staging_dir, awards, employee_years, rejects, run_id=run_id)
+        files += write_certificates(staging_dir, rows, awards, run_id=run_id, pdf_jobs=jobs)
+        pdfs = [pool.submit(job) for job in jobs[:1]]
+        files += write_notices(staging_dir, awards, employee_years, rejects, run_id=run_id, pdf_jobs=jobs)
+        pdfs += [pool.submit(job) for job in jobs[1:]]
         files += reports.result()  # (on an error above, leaving the block still waits for it)
+        files += [f.result() for f in pdfs]
     return files
 
 

@@ -8,8 +8,18 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.products._html import decision_date, file_names, nj_local, render_many, without_gc
+from transforms.products import pdf
+from transforms.products._html import (
+    decision_date,
+    file_names,
+    money,
+    nj_local,
+    num2,
+    render_many,
+    without_gc,
+)
 from transforms.products.award_file import certificate_no
+from transforms.products.pdf import text
 
 # code -> (plain words, citation). All codes of spec sections 5 and 7.
 REASONS: dict[str, tuple[str, str]] = {
@@ -107,8 +117,10 @@ def write_notices(
     rejects: pl.DataFrame | None = None,
     *,
     run_id: str = "",
+    pdf_jobs: list | None = None,
 ) -> list[Path]:
-    """``notices/<application_id>.html`` for every application of ``awards``."""
+    """``notices/<application_id>.html`` for every application of ``awards``. With ``pdf_jobs``,
+    the PDF of them all (``notices/notices.pdf``) is appended as a job for the caller to run."""
     emp_cols = ["employee_id", "wage_category", "hours_prior", "hours_current", "part1_cents", "part2_cents",
                 "credit_cents", "status", "reasons"]
     netted = pl.col("netted_lines") if "netted_lines" in employee_years.columns else pl.lit(None, dtype=pl.String)
@@ -140,5 +152,31 @@ def write_notices(
             "decided_on": decision_date(a.get("run_id") or run_id),
         }
         pages.append((Path(staging_dir) / "notices" / f"{names[a['application_id']]}.html", {"n": ctx}))
+    if pdf_jobs is not None and pages and pdf.wanted("notices"):
+        records = [pdf_record(ctx["n"]) for _, ctx in pages]
+        target = Path(staging_dir) / "notices" / "notices.pdf"
+        pdf_jobs.append(lambda: pdf.render("notices", records, target, footer=f"impcredit run {run_id}"))
     return render_many("notice.html.j2", pages)
+
+
+def pdf_record(n: dict) -> dict:
+    """A notice's fields as the PDF template takes them (every value text)."""
+    reasons = lambda rs: [[r["code"], r["words"], r["citation"]] for r in rs]  # noqa: E731
+    return {
+        "application_id": n["application_id"], "employer_name": text(n["employer_name"]), "employer_id": n["employer_id"],
+        "tax": f"{n['tax_type']} / {n['tax_year']}", "received": n["received"] + " (New Jersey time)",
+        "decided_on": n["decided_on"], "approval_year": str(n["approval_year"]), "status": n["status"],
+        "requested": money(n["requested_cents"]), "awarded": money(n["awarded_cents"]),
+        "certificate_no": text(n["certificate_no"]), "status_words": n["status_words"],
+        "reasons": reasons(n["reason_list"]), "employee_reasons": reasons(n["employee_reason_list"]),
+        "lines": [[e["employee_id"], e["wage_category"], num2(e["hours_prior"]), num2(e["hours_current"]),
+                   money(e["part1_cents"]), money(e["part2_cents"]), money(e["credit_cents"]), e["status"],
+                   text(e["reasons"])] for e in n["lines"]],
+        "netted": [[e["employee_id"], e["netted_lines"]] for e in n["netted"]],
+        "rejects": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["value"]), text(r["rule"]),
+                     text(r["message"])] for r in n["rejects"]],
+        "no_rejects": ("None of your submitted rows were rejected." if n["rejects_known"]
+                       else "Rejected rows are not attributed to employers in this run; see the run's rejects.csv."),
+        "run_id": n["run_id"],
+    }
 
