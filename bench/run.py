@@ -250,6 +250,7 @@ class PrefectServer:
         import urllib.request
 
         env = child_env()
+        self.log.parent.mkdir(parents=True, exist_ok=True)
         self.proc = subprocess.Popen(
             [str(VENV_BIN / "prefect"), "server", "start", "--host", "127.0.0.1", "--port", str(self.port)],
             stdout=open(self.log, "wb"), stderr=subprocess.STDOUT, env=env, cwd=REPO, start_new_session=True,
