@@ -368,3 +368,26 @@ def test_certificates_and_notices_are_also_pdfs_with_hostile_text_as_text(tmp_pa
             len(re.findall(rb"/Type\s*/Page[^s]", data)) >= count
         assert len(re.findall(rb"/Title", data)) >= count  # a bookmark per document (and the document's title)
     assert certs.parent.name == "certificates" and notices.parent.name == "notices"
+
+
+def test_a_big_run_leaves_its_pdfs_as_data_and_documents_renders_them(prefect_harness, tmp_path, monkeypatch):
+    """IMPCREDIT_PDF=auto: over IMPCREDIT_PDF_MAX documents the run writes the PDFs' data, and
+    `impcredit documents` renders them and lists them in the manifest."""
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    monkeypatch.setenv("IMPCREDIT_PDF_MAX", "2")
+    sub = tmp_path / "sub"
+    generate_submission(sub, employers=6, seed=4, tax_year=2023)
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["annual", "--input", str(sub), "--tax-year", "2023", "--as-of", "2024-07-01",
+                                 "--out", str(out), "--workdir", str(tmp_path / "w")])
+    assert r.exit_code == 0, r.output
+    assert (out / "notices" / "notices.pdf.json").is_file() and not (out / "notices" / "notices.pdf").exists()
+    r = CliRunner().invoke(app, ["documents", "--out", str(out)])
+    assert r.exit_code == 0 and "notices.pdf" in "".join(r.output.split()), r.output
+    assert (out / "notices" / "notices.pdf").read_bytes().startswith(b"%PDF-")
+    assert not list(out.glob("*/*.pdf.json"))
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert "notices/notices.pdf" in manifest["documents"]

@@ -164,9 +164,14 @@ def _year_parts(rows: pl.DataFrame) -> pl.DataFrame:
 def negative_years(rows: pl.DataFrame) -> pl.DataFrame:
     """The employee-years whose net hours, wages or employer taxes are negative:
     ``employer_id, employee_id, year, hours, gross_wages, employer_taxes`` (the nets)."""
-    if rows.height == 0:
+    # only an employee with a negative line can net negative: the others are not looked at (at
+    # state scale the sums of every employee-year cost more than the rest of these rules)
+    neg = pl.any_horizontal(pl.col(c) < 0 for c in ("hours", "gross_wages", "employer_taxes"))
+    who = rows.filter(neg).select("employer_id", "employee_id").unique()
+    if who.height == 0:
         return pl.DataFrame(schema={"employer_id": pl.String, "employee_id": pl.String, "year": pl.Int32,
                                     "hours": pl.Float64, "gross_wages": pl.Float64, "employer_taxes": pl.Float64})
+    rows = rows.join(who, on=["employer_id", "employee_id"], how="semi")
     nets = _year_parts(rows).group_by("employer_id", "employee_id", "year").agg(
         pl.col("hours").sum(), pl.col("gross_wages").sum(), pl.col("employer_taxes").sum())
     return nets.filter(pl.any_horizontal(pl.col(c) < -NET_EPS for c in ("hours", "gross_wages", "employer_taxes")))
@@ -224,11 +229,18 @@ def _period_rates(rows: pl.DataFrame) -> pl.DataFrame:
     """The pay periods (employee + period) whose hourly rate, over all their lines, is
     implausible: ``PERIOD`` + ``hours``, ``gross_wages`` (sums). A period with hours and no pay
     (or pay and no hours, or sums of opposite signs) has no rate to check."""
-    sums = rows.group_by(PERIOD).agg(pl.col("hours").sum(), pl.col("gross_wages").sum())
     h, w = pl.col("hours"), pl.col("gross_wages")
+    lo, hi = RATE_RANGE
+    # a period whose every line is paid at a plausible rate (or is empty) has a plausible rate
+    # (a sum of such lines is a weighted mean of their rates): only the other periods are summed
+    plain = ((h > 0) & (w > 0) & (w / h >= lo) & (w / h <= hi)) | ((h == 0) & (w == 0))
+    suspects = rows.filter(~plain.fill_null(False)).select(PERIOD).unique()
+    if suspects.height == 0:
+        return pl.DataFrame(schema={**dict.fromkeys(PERIOD[:2], pl.String), "period_start": pl.Date, "period_end": pl.Date,
+                                    "hours": pl.Float64, "gross_wages": pl.Float64})
+    sums = rows.join(suspects, on=PERIOD, how="semi").group_by(PERIOD).agg(h.sum(), w.sum())
     same_sign = ((h > NET_EPS) & (w > NET_EPS)) | ((h < -NET_EPS) & (w < -NET_EPS))
-    rate = w / h
-    return sums.filter(same_sign & ((rate < RATE_RANGE[0]) | (rate > RATE_RANGE[1])))
+    return sums.filter(same_sign & ((w / h < lo) | (w / h > hi)))
 
 
 def implausible_rates(rows: pl.DataFrame, earlier: pl.DataFrame | None = None, *, max_lines: int = 10) -> pl.DataFrame:

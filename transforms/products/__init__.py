@@ -56,12 +56,14 @@ def write_products(
     # the pages (mostly the file system's time); nothing else uses ``con`` meanwhile
     # and the PDFs (Typst renders outside Python's lock) while the HTML pages are written
     jobs: list = []
+    documents = int((rows.get_column("awarded_cents") > 0).sum()) + awards.height  # certificates and notices
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="reports") as pool:
         reports = pool.submit(write_reports, staging_dir, con, employee_years, cap_cents, approval_year, awards=awards)
-        files += write_certificates(staging_dir, rows, awards, run_id=run_id, pdf_jobs=jobs)
+        files += write_certificates(staging_dir, rows, awards, run_id=run_id, pdf_jobs=jobs, documents=documents)
         pdfs = [pool.submit(job) for job in jobs[:1]]
-        files += write_notices(staging_dir, awards, employee_years, rejects, run_id=run_id, pdf_jobs=jobs)
-        pdfs += [pool.submit(job) for job in jobs[1:]]
+        files += write_notices(staging_dir, awards, employee_years, rejects, run_id=run_id, pdf_jobs=jobs,
+                               documents=documents)
+        pdfs += [pool.submit(job) for job in jobs[len(pdfs):]]
         files += reports.result()  # (on an error above, leaving the block still waits for it)
         files += [f.result() for f in pdfs]
     return files

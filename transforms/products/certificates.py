@@ -59,11 +59,11 @@ def pdf_record(c: dict) -> dict:
 @without_gc
 def write_certificates(
     staging_dir: Path, awards: pl.DataFrame, applications: pl.DataFrame | None = None, *, run_id: str = "",
-    pdf_jobs: list | None = None,
+    pdf_jobs: list | None = None, documents: int = 0,
 ) -> list[Path]:
     """``certificates/<certificate_no>.html`` for every award > 0 (and amendment). With
     ``pdf_jobs``, the PDF of them all (``certificates/certificates.pdf``) is appended as a job
-    (a callable) for the caller to run beside the pages."""
+    (a callable) for the caller to run beside the pages (``pdf.job``: a run of ``documents``)."""
     pages = []
     rows = award_rows(awards, applications)
     names = file_names(rows.get_column("certificate_no").to_list(), "certificates")
@@ -79,9 +79,11 @@ def write_certificates(
         }
         path = Path(staging_dir) / "certificates" / f"{names[row['certificate_no']]}.html"
         pages.append((path, {"c": c}))
-    if pdf_jobs is not None and pages and pdf.wanted("certificates"):
-        records = [pdf_record(ctx["c"]) for _, ctx in pages]
-        target = Path(staging_dir) / "certificates" / "certificates.pdf"
-        pdf_jobs.append(lambda: pdf.render("certificates", records, target, footer=f"impcredit run {run_id}"))
+    if pdf_jobs is not None and pages:
+        job = pdf.job("certificates", [pdf_record(ctx["c"]) for _, ctx in pages],
+                      Path(staging_dir) / "certificates" / "certificates.pdf", footer=f"impcredit run {run_id}",
+                      documents=documents or len(pages))
+        if job is not None:
+            pdf_jobs.append(job)
     return render_many("certificate.html.j2", pages)
 

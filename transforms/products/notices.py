@@ -118,6 +118,7 @@ def write_notices(
     *,
     run_id: str = "",
     pdf_jobs: list | None = None,
+    documents: int = 0,
 ) -> list[Path]:
     """``notices/<application_id>.html`` for every application of ``awards``. With ``pdf_jobs``,
     the PDF of them all (``notices/notices.pdf``) is appended as a job for the caller to run."""
@@ -152,10 +153,11 @@ def write_notices(
             "decided_on": decision_date(a.get("run_id") or run_id),
         }
         pages.append((Path(staging_dir) / "notices" / f"{names[a['application_id']]}.html", {"n": ctx}))
-    if pdf_jobs is not None and pages and pdf.wanted("notices"):
-        records = [pdf_record(ctx["n"]) for _, ctx in pages]
-        target = Path(staging_dir) / "notices" / "notices.pdf"
-        pdf_jobs.append(lambda: pdf.render("notices", records, target, footer=f"impcredit run {run_id}"))
+    if pdf_jobs is not None and pages:
+        job = pdf.job("notices", [pdf_record(ctx["n"]) for _, ctx in pages], Path(staging_dir) / "notices" / "notices.pdf",
+                      footer=f"impcredit run {run_id}", documents=documents or len(pages))
+        if job is not None:
+            pdf_jobs.append(job)
     return render_many("notice.html.j2", pages)
 
 

@@ -8,7 +8,13 @@ Rendered by Typst (the ``typst`` wheel: self-contained, no system library) from 
 faster than one per certificate (about 0.25 ms a page against 6 ms a file here); Typst works
 outside Python's lock, so it renders while the HTML pages are written.
 
-``IMPCREDIT_PDF``: ``all`` (default), ``certificates`` (notices as HTML only) or ``none``.
+Typst takes about 1.5 ms a page here (a certificate is a page, a notice one or more), and memory
+grows with the document. ``IMPCREDIT_PDF``:
+- ``auto`` (default): both kinds when the run has at most ``IMPCREDIT_PDF_MAX`` documents
+  (default 1,000: a few seconds); a bigger run writes the documents' data beside their folders
+  (``certificates/certificates.pdf.json``) and ``impcredit documents --out DIR`` renders them
+  when wanted (a state-wide run's 27,000 documents take about 40 s on 2 cores);
+- ``all``, ``certificates`` (notices as HTML only) or ``none``.
 """
 
 from __future__ import annotations
@@ -23,12 +29,41 @@ TEMPLATES = Path(__file__).resolve().parent / "typst"
 KINDS = ("certificates", "notices")
 
 
-def wanted(kind: str) -> bool:
-    """Whether this kind of document is rendered as PDF (``IMPCREDIT_PDF``)."""
-    mode = os.environ.get("IMPCREDIT_PDF", "all")
-    if mode not in ("all", "certificates", "none"):
-        raise ValueError(f"IMPCREDIT_PDF must be all, certificates or none, not {mode!r}")
+MODES = ("auto", "all", "certificates", "none")
+
+
+def wanted(kind: str, documents: int = 0) -> bool:
+    """Whether this kind of document is rendered as PDF by the run (``IMPCREDIT_PDF``), for a run
+    of ``documents`` certificates and notices."""
+    mode = os.environ.get("IMPCREDIT_PDF", "auto")
+    if mode not in MODES:
+        raise ValueError(f"IMPCREDIT_PDF must be {', '.join(MODES)}, not {mode!r}")
+    if mode == "auto":
+        return documents <= int(os.environ.get("IMPCREDIT_PDF_MAX", "1000"))
     return mode == "all" or (mode == "certificates" and kind == "certificates")
+
+
+def job(kind: str, records: list[dict], target: Path, *, footer: str, documents: int):
+    """The PDF of ``records``: a job (a callable) to run beside the HTML pages when the run
+    renders it; else its data is written beside the folder (``<target>.json``) for
+    ``impcredit documents`` to render later, and None."""
+    if wanted(kind, documents):
+        return lambda: render(kind, records, target, footer=footer)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    data = target.with_name(target.name + ".json")
+    data.write_text(json.dumps({"kind": kind, "footer": footer, "records": records}, ensure_ascii=False), encoding="utf-8")
+    return None
+
+
+def render_pending(out_dir: Path) -> list[Path]:
+    """Render every ``*.pdf.json`` a run left under ``out_dir`` (``impcredit documents``); the
+    data file goes once its PDF is in place."""
+    made = []
+    for data in sorted(Path(out_dir).glob("*/*.pdf.json")):
+        d = json.loads(data.read_text(encoding="utf-8"))
+        made.append(render(d["kind"], d["records"], data.with_name(data.name.removesuffix(".json")), footer=d["footer"]))
+        data.unlink()
+    return made
 
 
 def render(kind: str, records: list[dict], path: Path, *, footer: str) -> Path:
