@@ -83,14 +83,21 @@ GROUPS = [  # (title, top-level name or folder, note)
 
 def write_index(staging_dir: Path, summary, *, decided_at: str) -> Path:
     """``index.html``: every output of the run, grouped, linked by its path in the folder."""
+    from transforms.outputs import _walk_files
     from transforms.products._html import render
 
     staging_dir = Path(staging_dir)
-    files = sorted(p.relative_to(staging_dir).as_posix() for p in staging_dir.rglob("*") if p.is_file()
-                   and not p.name.startswith("."))
+    root = len(str(staging_dir)) + 1
+    files = sorted(str(p)[root:] for p in _walk_files(staging_dir))
+    group_of = {n: i for i, (_, names, _) in enumerate(GROUPS) for n in names}
+    by_group: dict[int, list[str]] = {}
+    for f in files:  # a file belongs to the group of its name, or of its top folder
+        top = f.split("/", 1)[0] + "/" if "/" in f else f
+        if (g := group_of.get(f, group_of.get(top))) is not None:
+            by_group.setdefault(g, []).append(f)
     groups = []
-    for title, names, note in GROUPS:
-        mine = [f for f in files if any(f == n or (n.endswith("/") and f.startswith(n)) for n in names)]
+    for g, (title, names, note) in enumerate(GROUPS):
+        mine = by_group.get(g, [])
         if not mine:
             continue
         if "notices/" in names or "certificates/" in names:  # thousands: the folder and a count

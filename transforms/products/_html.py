@@ -37,6 +37,7 @@ def nj_local(instant) -> str:
     return aware.astimezone(ZoneInfo("America/New_York")).strftime("%Y-%m-%d %H:%M %Z")
 
 
+@lru_cache(maxsize=1024)
 def decision_date(run_id: str | None) -> str:
     """The New Jersey date a run decided, read from its id (``<kind>-<year>-<UTC stamp>-<hash>``):
     the same on every rerun that keeps the decision."""

@@ -80,7 +80,7 @@ def write_certificates(
         path = Path(staging_dir) / "certificates" / f"{names[row['certificate_no']]}.html"
         pages.append((path, {"c": c}))
     if pdf_jobs is not None and pages:
-        job = pdf.job("certificates", [pdf_record(ctx["c"]) for _, ctx in pages],
+        job = pdf.job("certificates", lambda: [pdf_record(ctx["c"]) for _, ctx in pages],
                       Path(staging_dir) / "certificates" / "certificates.pdf", footer=f"impcredit run {run_id}",
                       documents=documents or len(pages))
         if job is not None:

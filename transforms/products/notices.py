@@ -154,7 +154,7 @@ def write_notices(
         }
         pages.append((Path(staging_dir) / "notices" / f"{names[a['application_id']]}.html", {"n": ctx}))
     if pdf_jobs is not None and pages:
-        job = pdf.job("notices", [pdf_record(ctx["n"]) for _, ctx in pages], Path(staging_dir) / "notices" / "notices.pdf",
+        job = pdf.job("notices", lambda: [pdf_record(ctx["n"]) for _, ctx in pages], Path(staging_dir) / "notices" / "notices.pdf",
                       footer=f"impcredit run {run_id}", documents=documents or len(pages))
         if job is not None:
             pdf_jobs.append(job)

@@ -43,15 +43,24 @@ def wanted(kind: str, documents: int = 0) -> bool:
     return mode == "all" or (mode == "certificates" and kind == "certificates")
 
 
-def job(kind: str, records: list[dict], target: Path, *, footer: str, documents: int):
-    """The PDF of ``records``: a job (a callable) to run beside the HTML pages when the run
-    renders it; else its data is written beside the folder (``<target>.json``) for
-    ``impcredit documents`` to render later, and None."""
+def deferred(kind: str, documents: int) -> bool:
+    """Whether the run leaves this kind's PDF as data for ``impcredit documents`` (``auto`` over
+    the limit)."""
+    return os.environ.get("IMPCREDIT_PDF", "auto") == "auto" and not wanted(kind, documents)
+
+
+def job(kind: str, records, target: Path, *, footer: str, documents: int):
+    """The PDF of ``records`` (a list, or a callable giving it: built only when needed): a job
+    (a callable) to run beside the HTML pages when the run renders it; its data written beside
+    the folder (``<target>.json``) for ``impcredit documents`` when deferred; else None."""
     if wanted(kind, documents):
-        return lambda: render(kind, records, target, footer=footer)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    data = target.with_name(target.name + ".json")
-    data.write_text(json.dumps({"kind": kind, "footer": footer, "records": records}, ensure_ascii=False), encoding="utf-8")
+        return lambda: render(kind, records() if callable(records) else records, target, footer=footer)
+    if deferred(kind, documents):
+        import orjson
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = {"kind": kind, "footer": footer, "records": records() if callable(records) else records}
+        target.with_name(target.name + ".json").write_bytes(orjson.dumps(data))
     return None
 
 
