@@ -1,9 +1,9 @@
 """Row-by-row reference of the credit (spec sections 3 to 6), in plain Python.
 
-Independent of ``transforms.credits``: it reads the canonical CSV files with the ``csv`` module,
+Independent of ``transforms.rules.engine``: it reads the canonical CSV files with the ``csv`` module,
 spreads every payroll row over its days one day at a time, prices each day at the minimum wage of
 the employee's category in effect that day, builds the section 4 quantities per employee-year,
-applies the section 5 eligibility tests and the section 6 formulas. Only ``transforms.params`` is
+applies the section 5 eligibility tests and the section 6 formulas. Only ``transforms.reference.parameters`` is
 used, to read the reference parameters (minimum wages, tax rates and bases, CF, FED, deadlines).
 
 Two number modes:
@@ -71,10 +71,10 @@ class Num:
 
 
 class RefParams:
-    """Every parameter of tax year t, read once from transforms.params."""
+    """Every parameter of tax year t, read once from transforms.reference.parameters."""
 
     def __init__(self, t: int, num: Num):
-        from transforms.params import load_parameters
+        from transforms.reference.parameters import load_parameters
 
         p = load_parameters()
         self.t = t

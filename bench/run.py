@@ -159,7 +159,10 @@ def generator_fingerprint() -> str:
     """sha256 of the generator's source: cached data made by another version is made again."""
     import hashlib
 
-    return hashlib.sha256((REPO / "transforms" / "generate.py").read_bytes()).hexdigest()[:16]
+    h = hashlib.sha256()
+    for name in ("generate", "knobs", "population", "records"):
+        h.update((REPO / "transforms" / "synthetic" / f"{name}.py").read_bytes())
+    return h.hexdigest()[:16]
 
 
 def dataset(employers: int, seed: int) -> tuple[Path, dict]:
@@ -177,7 +180,7 @@ def dataset(employers: int, seed: int) -> tuple[Path, dict]:
     code = textwrap.dedent(f"""
         import json, time
         from pathlib import Path
-        from transforms.generate import generate_submission
+        from transforms.synthetic.generate import generate_submission
         t0 = time.perf_counter()
         s = generate_submission(Path({str(d)!r}), employers={employers}, seed={seed}, tax_year={TAX_YEAR})
         print(json.dumps({{"employers": s.employers, "payroll_rows": s.payroll_rows, "files": s.files,
@@ -372,9 +375,9 @@ ENGINE_CORE = textwrap.dedent("""
     import datetime as dt, json, sys, time
     from pathlib import Path
     import polars as pl
-    from transforms.annual import compute
+    from transforms.runs.annual import compute
     from transforms.ingest.lake import scan_lake
-    from transforms.params import load_parameters
+    from transforms.reference.parameters import load_parameters
     from transforms.schema import STAGED
     from transforms.settings import Settings
     wd, tax_year, as_of = Path(sys.argv[1]), int(sys.argv[2]), dt.date.fromisoformat(sys.argv[3])
@@ -430,7 +433,7 @@ PROFILE_DRIVER = textwrap.dedent("""
     out_json, prof_path, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
     import flows._env  # noqa
     T_IMPORT0 = time.perf_counter()
-    import flows.cli, flows.annual, transforms.annual  # noqa
+    import flows.cli, flows.annual, transforms.runs.annual  # noqa
     T_IMPORT = time.perf_counter() - T_IMPORT0
     depth = threading.local()
 
@@ -464,19 +467,19 @@ PROFILE_DRIVER = textwrap.dedent("""
         setattr(obj, name, timed)
 
     for spec in [
-        "transforms.annual:stage_inputs", "transforms.annual:stage_submission", "transforms.annual:input_file_records",
-        "transforms.annual:load_lake", "transforms.annual:compute", "transforms.annual:compute_credits",
-        "transforms.annual:decide_and_commit", "transforms.annual:decide_against_ledger",
-        "transforms.annual:write_outputs", "transforms.annual:code_version", "transforms.annual:write_csv",
-        "transforms.annual:employee_output", "transforms.annual:run_record",
-        "transforms.ledger:commit_run", "transforms.ledger:connect",
+        "transforms.runs.annual:stage_inputs", "transforms.runs.annual:stage_submission", "transforms.runs.inputs:input_file_records",
+        "transforms.runs.annual:load_lake", "transforms.runs.annual:compute", "transforms.runs.annual:compute_credits",
+        "transforms.runs.annual:decide_and_commit", "transforms.runs.annual:decide_against_ledger",
+        "transforms.runs.annual:write_outputs", "transforms.runs.annual:code_version", "transforms.runs.annual:write_csv",
+        "transforms.runs.annual:employee_output", "transforms.runs.annual:run_record",
+        "transforms.award.ledger:commit_run", "transforms.award.ledger:connect",
         "transforms.outputs:StagedOutputs.publish",
-        "transforms.annual:ingest_folder", "transforms.ingest:ingest_folder",
-        "transforms.ingest.pipeline:read_tables", "transforms.ingest.pipeline:validate_table",
-        "transforms.ingest.pipeline:stage_table", "transforms.ingest.pipeline:discover",
-        "transforms.staging:stage_table", "transforms.annual:clean_stale_staging",
-        "transforms.ingest.pipeline:cross_row_rejects", "transforms.ingest.pipeline:_masked_ssns",
-        "transforms.staging:hash_ssn_column",
+        "transforms.runs.annual:ingest_folder", "transforms.ingest:ingest_folder",
+        "transforms.ingest.tables:read_tables", "transforms.ingest.files:validate_table",
+        "transforms.ingest.tables:stage_table", "transforms.ingest.tables:discover",
+        "transforms.ingest.staging:stage_table", "transforms.runs.annual:clean_stale_staging",
+        "transforms.ingest.pipeline:cross_row_rejects", "transforms.ingest.files:masked_ssns",
+        "transforms.ingest.staging:hash_ssn_column",
         "transforms.products:write_products", "transforms.products:write_award_file",
         "transforms.products:write_certificates", "transforms.products:write_notices",
         "transforms.products.reports:write_reports",

@@ -46,17 +46,6 @@ def name_flow_run(run_id: str) -> str | None:
     return str(flow_run.id)
 
 
-def flow_run_link(flow_run_id: str | None) -> str | None:
-    """The Prefect UI page of a flow run when a server with a UI is configured (PREFECT_API_URL
-    set by the operator, not the shared local API, which runs without UI)."""
-    from flows import api
-
-    url = os.environ.get("PREFECT_API_URL", "")
-    if not flow_run_id or not url or api.is_shared(url):
-        return None
-    return f"{os.environ.get('PREFECT_UI_URL') or url.removesuffix('/api')}/runs/flow-run/{flow_run_id}"
-
-
 def forward_stage_lines() -> None:
     """The run's stage lines (``transforms.stages``) go to the flow run's logs in Prefect (the
     API only: the CLI prints them itself)."""

@@ -1,4 +1,4 @@
-"""The annual run (spec sections 7 and 8) as a Prefect flow: thin over ``transforms.annual``."""
+"""The annual run (spec sections 7 and 8) as a Prefect flow: thin over ``transforms.runs.annual``."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ from prefect.cache_policies import NO_CACHE
 from flows import _env
 from flows._env import hash_key
 from flows.fanout import credit_batch, fan_out
-from transforms import annual as steps
-from transforms import ledger
-from transforms.params import Parameters
+from transforms.award import ledger
+from transforms.reference.parameters import Parameters
+from transforms.runs import annual as steps
 from transforms.settings import Settings
 
 

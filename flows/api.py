@@ -186,3 +186,12 @@ def is_shared(url: str) -> bool:
     except (OSError, ValueError):
         return False
     return bool(url) and url == st.get("url")
+
+
+def flow_run_link(flow_run_id: str | None) -> str | None:
+    """The Prefect UI page of a flow run when a server with a UI is configured (PREFECT_API_URL
+    set by the operator, not the shared local API, which runs without UI)."""
+    url = os.environ.get("PREFECT_API_URL", "")
+    if not flow_run_id or not url or is_shared(url):
+        return None
+    return f"{os.environ.get('PREFECT_UI_URL') or url.removesuffix('/api')}/runs/flow-run/{flow_run_id}"

@@ -17,7 +17,7 @@ from prefect.states import Completed, Failed
 
 from flows import _env  # noqa: F401
 from flows.annual import annual_flow
-from transforms.params import Parameters
+from transforms.reference.parameters import Parameters
 from transforms.settings import Settings
 
 

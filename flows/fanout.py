@@ -11,9 +11,9 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from flows import _env
-from transforms import annual as steps
-from transforms import quarterly as q
-from transforms.params import Parameters
+from transforms.reference.parameters import Parameters
+from transforms.runs import annual as steps
+from transforms.runs import quarterly as q
 from transforms.settings import Settings
 
 _env.forward_stage_lines()

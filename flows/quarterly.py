@@ -1,4 +1,4 @@
-"""Quarterly estimates (spec section 9) as a Prefect flow: thin over ``transforms.quarterly``.
+"""Quarterly estimates (spec section 9) as a Prefect flow: thin over ``transforms.runs.quarterly``.
 
 The credit computation can fan out per employer batch (``batches`` > 1) through the flow's task
 runner; with ``dask_address`` the flow runs on ``prefect_dask.DaskTaskRunner(address=...)``.
@@ -18,10 +18,10 @@ from prefect.cache_policies import NO_CACHE
 from flows import _env
 from flows._env import hash_key
 from flows.fanout import fan_out
-from transforms import annual as steps
-from transforms import ledger
-from transforms import quarterly as q
-from transforms.params import Parameters
+from transforms.award import ledger
+from transforms.reference.parameters import Parameters
+from transforms.runs import annual as steps
+from transforms.runs import quarterly as q
 from transforms.settings import Settings
 
 

@@ -42,7 +42,7 @@ def _paths() -> tuple[Path, Path, Path]:
 @flow(name="impcredit-scheduled-annual")
 def scheduled_annual(tax_year: int | None = None, as_of: str | None = None):
     from flows.annual import annual_flow
-    from transforms.params import load_parameters
+    from transforms.reference.parameters import load_parameters
     from transforms.settings import Settings
 
     inp, workdir, out = _paths()
@@ -57,8 +57,8 @@ def scheduled_quarterly(tax_year: int | None = None, quarter: int | None = None,
                         batches: int = 1):
     from flows.fanout import with_task_runner
     from flows.quarterly import quarterly_flow
-    from transforms.params import load_parameters
-    from transforms.quarterly import latest_completed_quarter
+    from transforms.reference.parameters import load_parameters
+    from transforms.runs.quarterly import latest_completed_quarter
     from transforms.settings import Settings
 
     inp, workdir, out = _paths()

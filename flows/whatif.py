@@ -12,9 +12,9 @@ from prefect.cache_policies import NO_CACHE
 from flows import _env
 from flows.fanout import credit_batch, fan_out
 from flows.quarterly import stage_submission
-from transforms import annual as steps
-from transforms import whatif as w
-from transforms.params import Parameters
+from transforms.reference.parameters import Parameters
+from transforms.runs import annual as steps
+from transforms.runs import whatif as w
 from transforms.settings import Settings
 
 

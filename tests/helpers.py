@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from transforms.params import load_parameters
-from transforms.scenario import build_frames
+from transforms.reference.parameters import load_parameters
+from transforms.synthetic.scenario import build_frames
 
 PARAMS = load_parameters()
 

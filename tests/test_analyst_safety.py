@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from transforms.generate import generate_submission
+from transforms.synthetic.generate import generate_submission
 
 AS_OF = "2024-07-01"
 
@@ -191,7 +191,7 @@ printable_id = st.text(st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp
 def test_any_printable_ids_get_a_certificate_and_a_notice_each(tmp_path_factory, ids):
     import datetime as dt
 
-    from transforms.decide import empty_decisions
+    from transforms.award.decide import empty_decisions
     from transforms.products import write_certificates, write_notices
     from transforms.products.award_file import award_rows
 

@@ -10,9 +10,9 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from transforms.generate import generate_submission
-from transforms.params import load_parameters
+from transforms.reference.parameters import load_parameters
 from transforms.settings import Settings
+from transforms.synthetic.generate import generate_submission
 
 EMPLOYEE_COLS = ("application_id,employer_id,employee_id,tax_year,wage_category,hours_prior,hours_current,"
                  "part1_credit,part2_credit,credit,status,reasons")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from transforms.generate import generate_submission
+from transforms.synthetic.generate import generate_submission
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -9,11 +9,11 @@ import polars as pl
 import pytest
 import yaml
 
-from transforms.credits import CreditInputs, compute_credits, employee_output
-from transforms.decide import awards_output, decide
-from transforms.params import load_parameters
-from transforms.scenario import build_frames
+from transforms.award.decide import awards_output, decide
+from transforms.reference.parameters import load_parameters
+from transforms.rules.engine import CreditInputs, compute_credits, employee_output
 from transforms.settings import Settings
+from transforms.synthetic.scenario import build_frames
 
 CASES_DIR = Path(__file__).parent / "cases"
 

@@ -9,7 +9,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from transforms.generate import generate_submission
+from transforms.synthetic.generate import generate_submission
 
 
 def cli(*args, width: int | None = None):
@@ -63,11 +63,9 @@ def test_a_bad_setting_value_is_one_line(sub, tmp_path):
 
 
 def test_explain_defaults_its_folders_and_says_what_is_unknown(prefect_harness, sub, tmp_path, monkeypatch):
-    import flows.cli as c
-    import flows.cli_products as cp
+    from flows.cli import common
 
-    monkeypatch.setattr(c, "DATA", tmp_path / "data")
-    monkeypatch.setattr(cp, "DATA", tmp_path / "data")
+    monkeypatch.setattr(common, "DATA", tmp_path / "data")
     r = cli("annual", "--input", sub, "--tax-year", "2023", "--as-of", "2024-07-01",
             "--workdir", tmp_path / "data" / "work")
     assert r.exit_code == 0, r.output

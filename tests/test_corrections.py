@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from transforms.generate import generate_submission
+from transforms.synthetic.generate import generate_submission
 
 
 def cli(*args):

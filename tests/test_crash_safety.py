@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 from transforms.failpoints import POINTS
-from transforms.generate import generate_submission
+from transforms.synthetic.generate import generate_submission
 
 REPO = Path(__file__).resolve().parents[1]
 CAP = "2500"

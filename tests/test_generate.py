@@ -10,9 +10,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from transforms.generate import GenerateSummary, generate_submission
-from transforms.params import load_parameters
+from transforms.reference.parameters import load_parameters
 from transforms.schema import SUBMITTED_COLUMNS, WAGE_CATEGORIES
+from transforms.synthetic.generate import GenerateSummary, generate_submission
 
 TAX_YEAR = 2023
 EMPLOYERS = 150
@@ -444,8 +444,8 @@ def test_some_wage_reductions(payroll, rostered):
 
 
 def test_output_stages_without_errors(generated):
+    from transforms.ingest.tables import stage_submission
     from transforms.pii import DEMO_KEY, HashKey
-    from transforms.staging import stage_submission
 
     summary, out = generated
     try:

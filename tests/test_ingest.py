@@ -15,9 +15,9 @@ from transforms import schema
 from transforms.ingest import IngestReport, ingest_folder
 from transforms.ingest.lake import scan_lake
 from transforms.ingest.profiles import Profile, fold, load_profiles
+from transforms.ingest.tables import stage_submission
 from transforms.pii import load_key
-from transforms.staging import stage_submission
-from transforms.vendor_writer import LAYOUTS, write_layout, write_vendor_mix
+from transforms.synthetic.vendors import LAYOUTS, write_layout, write_vendor_mix
 
 FIX = Path(__file__).parent / "fixtures"
 CANON = FIX / "canonical_small"

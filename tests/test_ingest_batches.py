@@ -1,5 +1,5 @@
 """Files that pass as they are go through staging and validation in batches
-(``pipeline._validate_batch``); everything else goes file by file. The result must be exactly
+(``batches.validate_batch``); everything else goes file by file. The result must be exactly
 the file-by-file one: same lake rows, file records, rejects and quarantine."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from transforms.ingest import ingest_folder
+from transforms.ingest import files as fl
+from transforms.ingest import ingest_folder, tables
 from transforms.ingest import pipeline as pp
 from transforms.ingest.lake import lake_dir, scan_lake
 from transforms.pii import load_key
@@ -81,13 +82,13 @@ def build(root: Path) -> dict[str, str]:
 def run(src: Path, wd: Path, batch_bytes: int, monkeypatch) -> tuple:
     monkeypatch.setattr(pp, "BATCH_BYTES", batch_bytes)
     one_by_one: list[str] = []
-    real = pp._read_and_validate
+    real = fl.read_and_validate
 
     def spy(work, *a, **k):
         one_by_one.append(work.rel)
         return real(work, *a, **k)
 
-    monkeypatch.setattr(pp, "_read_and_validate", spy)
+    monkeypatch.setattr(fl, "read_and_validate", spy)
     report = ingest_folder(src, wd, KEY, now=NOW)
     lake = scan_lake(wd, "payroll").collect().sort("source_file", "source_line")
     qdir = lake_dir(wd) / "quarantine"
@@ -136,10 +137,10 @@ def test_read_simple_many_is_read_simple_file_by_file(tmp_path):
         ("payroll", sorted((tmp_path / "payroll").glob("*.csv")) + sorted(fixtures.rglob("*.csv")) + sorted(fixtures.rglob("*.txt")), 12),
         ("applications", sorted(fixtures.rglob("applications*.csv")), 1),
     ]:
-        many = pp.read_simple_many(dataset, paths)
+        many = tables.read_simple_many(dataset, paths)
         read = 0
         for path, got in zip(paths, many, strict=True):
-            one = pp.read_simple(dataset, path)
+            one = tables.read_simple(dataset, path)
             assert (got is None) == (one is None), path
             if one is not None:
                 read += 1

@@ -1,4 +1,4 @@
-"""A big delimited file is read and validated in pieces (``pipeline._validate_in_pieces``), so
+"""A big delimited file is read and validated in pieces (``pieces.validate_in_pieces``), so
 memory holds one piece, not the file. The result must be exactly the whole-file one: same lake
 rows, file records, rejects and quarantine, including what is decided for the whole file (the
 ssns masked, the sole employer, the "most values are empty" file checks)."""
@@ -13,7 +13,9 @@ from pathlib import Path
 import polars as pl
 from polars.testing import assert_frame_equal
 
-from transforms.ingest import ingest_folder
+from transforms.ingest import files as fl
+from transforms.ingest import ingest_folder, masking, tables
+from transforms.ingest import pieces as pc
 from transforms.ingest import pipeline as pp
 from transforms.ingest.lake import lake_dir, scan_lake
 from transforms.pii import load_key
@@ -83,7 +85,7 @@ def run(src: Path, wd: Path, piece_bytes: int, monkeypatch) -> tuple:
     monkeypatch.setattr(pp, "PIECE_BYTES", piece_bytes)
     whole: list[str] = []
     pieces: list[str] = []
-    real_whole, real_pieces = pp._read_and_validate, pp._validate_in_pieces
+    real_whole, real_pieces = fl.read_and_validate, pc.validate_in_pieces
 
     def spy_whole(work, *a, **k):
         whole.append(work.rel)
@@ -95,8 +97,8 @@ def run(src: Path, wd: Path, piece_bytes: int, monkeypatch) -> tuple:
             pieces.append(work.rel)
         return done
 
-    monkeypatch.setattr(pp, "_read_and_validate", spy_whole)
-    monkeypatch.setattr(pp, "_validate_in_pieces", spy_pieces)
+    monkeypatch.setattr(fl, "read_and_validate", spy_whole)
+    monkeypatch.setattr(pc, "validate_in_pieces", spy_pieces)
     report = ingest_folder(src, wd, KEY, now=NOW)
     lake = scan_lake(wd, "payroll").collect().sort("source_file", "source_line")
     qdir = lake_dir(wd) / "quarantine"
@@ -125,7 +127,7 @@ def test_pieces_give_exactly_the_whole_file_result(tmp_path, monkeypatch):
     assert pieces1 == ["payroll/a_clean.csv", "payroll/b_dirty.csv", "payroll/c_most_hours_empty.csv",
                        "payroll/d_some_hours_empty.csv", "payroll/e_sole_employer.csv"]
     assert whole1 == ["payroll/f_quoted.csv"]
-    assert len(pp._pieces(src / "payroll" / "a_clean.csv", (src / "payroll" / "a_clean.csv").stat().st_size)) >= 10
+    assert len(tables.pieces(src / "payroll" / "a_clean.csv", (src / "payroll" / "a_clean.csv").stat().st_size, PIECE)) >= 10
 
     # and the result is what each file is built to give
     status = {f[0]: (f[3], f[4], f[5], f[6]) for f in files0}
@@ -155,4 +157,4 @@ def test_pieces_give_exactly_the_whole_file_result(tmp_path, monkeypatch):
     qb = q0.filter(pl.col("source_file") == "payroll/b_dirty.csv")
     assert qb.height == 3
     assert all(late_ssn not in c for c in qb.get_column("cells").to_list())
-    assert any(json.loads(c).get("employee_id") == pp.MASK for c in qb.get_column("cells").to_list())
+    assert any(json.loads(c).get("employee_id") == masking.MASK for c in qb.get_column("cells").to_list())

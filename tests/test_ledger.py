@@ -10,9 +10,9 @@ import polars as pl
 import pytest
 from helpers import employer_case, frames_for
 
-from transforms import annual as steps
-from transforms import ledger
-from transforms.params import load_parameters
+from transforms.award import ledger
+from transforms.reference.parameters import load_parameters
+from transforms.runs import annual as steps
 from transforms.settings import AllocationSettings, Settings
 
 PARAMS = load_parameters()

@@ -1,7 +1,7 @@
 """Orchestration: quarterly estimates and variance, what-if, backfill, CLI argument errors.
 
 Real Prefect flows on the session's test server (``prefect_harness``). Staging is replaced by
-frames built with ``transforms.scenario.build_frames`` (``fake_stage``): these tests are about
+frames built with ``transforms.synthetic.scenario.build_frames`` (``fake_stage``): these tests are about
 orchestration; ingest has its own (tests/test_ingest*.py).
 """
 
@@ -16,9 +16,9 @@ import polars as pl
 import pytest
 from helpers import employer_case, frames_for
 
-from transforms import annual as steps
-from transforms.params import load_parameters
 from transforms.pii import load_key
+from transforms.reference.parameters import load_parameters
+from transforms.runs import annual as steps
 from transforms.settings import AllocationSettings, Settings
 
 PARAMS = load_parameters()
@@ -112,7 +112,7 @@ def test_quarterly_runs_then_annual_give_the_variance_report(prefect_harness, su
     con.close()
 
     annual(inp, tmp_path)
-    from transforms.quarterly import variance_report
+    from transforms.runs.quarterly import variance_report
 
     path = variance_report(tmp_path / "work", tmp_path / "out" / "variance", 2023)
     var = pl.read_csv(path, schema_overrides={"employer_id": pl.String})
@@ -215,10 +215,9 @@ def test_backfill_two_years_completes(prefect_harness, submission, tmp_path):
 def cli():
     from typer.testing import CliRunner
 
-    from flows.cli_orchestration import _standalone
+    from flows.cli import app
 
     runner = CliRunner()
-    app = _standalone()
     return lambda *args: runner.invoke(app, list(args))
 
 

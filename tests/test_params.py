@@ -11,7 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transforms.params import (
+from transforms.reference.parameters import (
     DEFAULT_DIR,
     Citation,
     MissingParameterError,

@@ -12,13 +12,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from transforms import annual as steps
-from transforms import ledger
-from transforms.params import load_parameters
+from transforms.award import ledger
 from transforms.products import REASONS, write_award_file, write_products
 from transforms.products.explain import ExplainError, explain
-from transforms.scenario import build_frames
+from transforms.reference.parameters import load_parameters
+from transforms.runs import annual as steps
 from transforms.settings import AllocationSettings, Settings
+from transforms.synthetic.scenario import build_frames
 
 PARAMS = load_parameters()
 GOLDEN = Path(__file__).parent / "golden"
@@ -62,7 +62,7 @@ def frames_for(cs: list[dict]) -> dict[str, pl.DataFrame]:
 
 def run_scenario(tmp: Path, *, cap: float | None = 1200.0, as_of: str = "2024-07-01") -> dict:
     """A small deterministic annual run (no Prefect). The frames are written to the lake as
-    stage_inputs would (lineage columns from transforms.scenario)."""
+    stage_inputs would (lineage columns from transforms.synthetic.scenario)."""
     workdir, out = tmp / "work", tmp / "out"
     frames = frames_for(cases())
     lake = workdir / "lake"
@@ -292,7 +292,7 @@ def test_notices_match_decisions_and_employee_years(scenario):
 
 
 def test_reasons_table_covers_every_code():
-    from transforms import credits
+    from transforms.rules import engine as credits
 
     codes = {v for k, v in vars(credits).items() if k.isupper() and isinstance(v, str) and v.isupper() and "_" in v}
     assert codes <= set(REASONS)
@@ -375,7 +375,7 @@ def test_cli_explain_json_text_and_error(scenario):
     import typer
     from typer.testing import CliRunner
 
-    from flows.cli_products import register
+    from flows.cli.explain import explain as explain_command
 
     app = typer.Typer()
 
@@ -383,7 +383,7 @@ def test_cli_explain_json_text_and_error(scenario):
     def _root() -> None:
         pass
 
-    register(app)
+    app.command()(explain_command)
     base = ["explain", "--workdir", str(scenario["workdir"]), "--out", str(scenario["out"]), "--tax-year", "2023",
             "--employer", "100000001"]
     runner = CliRunner()

@@ -1,5 +1,5 @@
-"""Products on a generated submission (transforms.generate, seed 3, 20 employers), staged by
-transforms.annual.stage_inputs: explain reproduces every employee-year's credit to the cent,
+"""Products on a generated submission (transforms.synthetic.generate, seed 3, 20 employers), staged by
+transforms.runs.annual.stage_inputs: explain reproduces every employee-year's credit to the cent,
 and write_products writes a certificate per award and a notice per application."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ import re
 import polars as pl
 import pytest
 
-from transforms import annual as steps
-from transforms import ledger
-from transforms.generate import generate_submission
-from transforms.params import load_parameters
+from transforms.award import ledger
 from transforms.products import write_products
 from transforms.products.explain import explain
-from transforms.scenario import TEST_KEY
+from transforms.reference.parameters import load_parameters
+from transforms.runs import annual as steps
 from transforms.settings import Settings
+from transforms.synthetic.generate import generate_submission
+from transforms.synthetic.scenario import TEST_KEY
 
 PARAMS = load_parameters()
 

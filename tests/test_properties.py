@@ -8,10 +8,10 @@ import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transforms.allocation import allocate
-from transforms.credits import CreditInputs, compute_credits
-from transforms.params import load_parameters
-from transforms.scenario import build_frames
+from transforms.award.allocation import allocate
+from transforms.reference.parameters import load_parameters
+from transforms.rules.engine import CreditInputs, compute_credits
+from transforms.synthetic.scenario import build_frames
 
 PARAMS = load_parameters()
 CATEGORIES = ["general", "tipped", "seasonal_small", "agricultural"]

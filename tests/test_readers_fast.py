@@ -11,7 +11,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transforms.generate import generate_submission
 from transforms.ingest import readers as rd
 from transforms.ingest.readers import (
     FileUnreadable,
@@ -20,7 +19,8 @@ from transforms.ingest.readers import (
     read_delimited,
     read_delimited_fast,
 )
-from transforms.vendor_writer import write_vendor_mix
+from transforms.synthetic.generate import generate_submission
+from transforms.synthetic.vendors import write_vendor_mix
 
 TESTS = Path(__file__).parent
 DELIMITERS = [",", ";", "|", "\t"]

@@ -18,14 +18,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fixtures.make_fixtures import NAMES
-from transforms import annual as steps
-from transforms.generate import generate_submission
 from transforms.ingest import ingest_folder
 from transforms.ingest.lake import scan_lake
-from transforms.params import load_parameters
 from transforms.pii import load_key
+from transforms.reference.parameters import load_parameters
+from transforms.runs import annual as steps
 from transforms.settings import Settings
-from transforms.vendor_writer import write_long
+from transforms.synthetic.generate import generate_submission
+from transforms.synthetic.vendors import write_long
 
 SHAPES = Path(__file__).parent / "fixtures" / "shapes"
 KEY = load_key({})
@@ -212,7 +212,7 @@ def test_off_cycle_checks_reversals_and_line_per_code_exports_count_alike(tmp_pa
 
 
 def test_explain_and_the_notice_name_the_netted_lines_and_the_code_lines(tmp_path):
-    from transforms.decide import decide
+    from transforms.award.decide import decide
     from transforms.products import write_notices
     from transforms.products.explain import explain
 
@@ -248,7 +248,7 @@ def base(tmp_path_factory):
 
 
 def _outcome(result) -> tuple:
-    from transforms.decide import decide
+    from transforms.award.decide import decide
 
     emp = result.employees.select("application_id", "employee_id", "credit_cents", "part1_cents", "part2_cents",
                                   "status", "reasons").sort("application_id", "employee_id").rows()
@@ -341,7 +341,7 @@ def test_certificates_and_notices_are_also_pdfs_with_hostile_text_as_text(tmp_pa
     placed as text (a Typst directive in a name does nothing)."""
     import datetime as dt
 
-    from transforms.decide import empty_decisions
+    from transforms.award.decide import empty_decisions
     from transforms.products import write_certificates, write_notices
 
     ids = ["APP-1", "X/1", "APP-3"]

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from transforms.generate import generate_submission
-from transforms.params import load_parameters
 from transforms.pii import HashKey, load_key
+from transforms.reference.parameters import load_parameters
 from transforms.settings import Settings
+from transforms.synthetic.generate import generate_submission
 
 KNOWN_KEY = "known-test-key-" + "7f3a9c1e5b2d4a6f8e0c" * 2  # 55 characters, easy to search for
 

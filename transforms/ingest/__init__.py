@@ -6,7 +6,7 @@
 Steps per file: detect the dataset (by path) and the vendor profile (by header,
 ``data/vendors/*.yaml``); read as text with physical line numbers (``readers``: Polars' reader
 when every line is one record, the csv module otherwise); rename and cast to the staged schema,
-hashing the ssn (``transforms.staging``); validate with the Great Expectations suites of
+hashing the ssn (``transforms.ingest.staging``); validate with the Great Expectations suites of
 ``expectations/`` (``validate``: compiled to Polars, or GX itself with ``engine="gx"``). With the
 Polars engine, files are first taken in batches of consecutive files (up to 8 MB of text):
 those that pass as they are (read by Polars, nothing rejected before or by the suite, no cell
@@ -14,7 +14,7 @@ masked as an ssn) are staged and validated together, which gives them exactly th
 result at a fraction of its per-call cost; every other file goes the file-by-file route, which
 words its rejects. A delimited file bigger than 32 MB (a bulk export of many employers) is read
 and validated in pieces of about that size, so memory holds a piece, not the file, with exactly
-the whole-file result (``pipeline._validate_in_pieces``). Two batches, files or big files at a
+the whole-file result (``pieces.validate_in_pieces``). Two batches, files or big files at a
 time. Then, over the whole run, exact duplicates
 (the later copy), the code lines of each check of a line-per-code export summed into one row,
 employee-years that net negative and pay periods with an implausible rate over all their lines

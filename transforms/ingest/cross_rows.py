@@ -32,7 +32,7 @@ UNIQUE_KEYS = {
     "certifications": ["certification_id"],
     "employer_rates": ["employer_id", "rate_year_start"],
 }
-# columns a staged line carries beside its schema (transforms.staging): the code, its hours and
+# columns a staged line carries beside its schema (transforms.ingest.staging): the code, its hours and
 # amount cells and what it counts as (long layouts), a hash of the cells no field maps
 LINE_EXTRAS = ("__code", "__counts", "__hours_cell", "__amount", "__extra")
 NET_EPS = 1e-6  # dollars or hours: a net of exactly zero summed in floating point is not negative

@@ -19,105 +19,31 @@ column. The suite files are the one statement of the rules; two engines evaluate
 The ssn never reaches either engine: only its hash. After validation, on the rows that passed,
 the cross-row rules run over the whole run (``transforms.ingest.cross_rows``).
 """
+
 from __future__ import annotations
 
-import json
-import logging
-import os
-import re
-import threading
-from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
 import polars as pl
 
-EXPECTATIONS_DIR = Path(__file__).resolve().parents[2] / "expectations"
+from transforms.ingest.gx import run_suite
+from transforms.ingest.suites import (
+    EXPECTATIONS_DIR,
+    INDEX_COLUMN,
+    Failure,
+    SuiteCheck,
+    SuiteError,
+    compile_suite,
+    load_suite_json,
+    number,
+    python_regex_to_polars,
+)
 
-_lock = threading.Lock()
-_STATE: dict = {}
-
-
-@dataclass
-class Failure:
-    rule: str
-    column: str  # canonical column reported
-    message: str
-    severity: str  # "row" | "file"
-    lines: list[int]
-    unexpected_percent: float
-
-
-def load_suite_json(dataset: str, directory: Path | None = None) -> dict:
-    path = (directory or EXPECTATIONS_DIR) / f"{dataset}.json"
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
-def _quiet_gx() -> None:
-    logging.getLogger("great_expectations").setLevel(logging.WARNING)
-    os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
-
-
-def gx_state() -> dict:
-    """The shared ephemeral context with one validation definition per dataset."""
-    with _lock:
-        if _STATE:
-            return _STATE
-        _quiet_gx()
-        import great_expectations as gx
-        from great_expectations.data_context.types.base import ProgressBarsConfig
-
-        _quiet_gx()
-        ctx = gx.get_context(mode="ephemeral")
-        ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
-        source = ctx.data_sources.add_pandas("impcredit_ingest")
-        vds = {}
-        for dataset in ("payroll", "applications", "roster", "certifications", "employer_rates"):
-            doc = load_suite_json(dataset)
-            wanted = len(doc["expectations"])
-            suite = gx.ExpectationSuite(name=doc["name"], expectations=doc["expectations"], meta=doc.get("meta") or {})
-            if len(suite.expectations) != wanted:
-                raise RuntimeError(
-                    f"expectations/{dataset}.json: {wanted} expectations in the file but "
-                    f"{len(suite.expectations)} loaded (an unknown expectation type is dropped by GX)"
-                )
-            suite = ctx.suites.add(suite)
-            asset = source.add_dataframe_asset(dataset)
-            batch = asset.add_batch_definition_whole_dataframe(f"{dataset}_whole")
-            vds[dataset] = ctx.validation_definitions.add(
-                gx.ValidationDefinition(name=f"{dataset}_staged", data=batch, suite=suite)
-            )
-        _STATE.update(gx=gx, ctx=ctx, vds=vds, sites={}, checkpoints={})
-        return _STATE
-
-
-RESULT_FORMAT = {"result_format": "COMPLETE", "unexpected_index_column_names": ["__line"],
-                 "return_unexpected_index_query": False}
-
-
-def _checkpoint(state: dict, dataset: str, docs_dir: Path):
-    gx = state["gx"]
-    ctx = state["ctx"]
-    site = state["sites"].get(str(docs_dir))
-    if site is None:
-        site = f"site{len(state['sites']) + 1}"
-        ctx.add_data_docs_site(site, {
-            "class_name": "SiteBuilder",
-            "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(docs_dir)},
-            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
-        })
-        state["sites"][str(docs_dir)] = site
-    key = (dataset, site)
-    cp = state["checkpoints"].get(key)
-    if cp is None:
-        cp = ctx.checkpoints.add(gx.Checkpoint(
-            name=f"{dataset}_{site}",
-            validation_definitions=[state["vds"][dataset]],
-            actions=[gx.checkpoint.UpdateDataDocsAction(name="data_docs", site_names=[site])],
-            result_format=RESULT_FORMAT,
-        ))
-        state["checkpoints"][key] = cp
-    return cp
+__all__ = [
+    "EXPECTATIONS_DIR", "INDEX_COLUMN", "Failure", "SuiteCheck", "SuiteError", "compile_suite", "file_failures",
+    "file_tally", "helper_columns", "load_suite_json", "python_regex_to_polars", "run_suite", "run_suite_polars",
+    "unexpected_rows",
+]
 
 
 def helper_columns(dataset: str, staged: pl.DataFrame, text: pl.DataFrame, now: datetime) -> pl.DataFrame:
@@ -146,270 +72,6 @@ def helper_columns(dataset: str, staged: pl.DataFrame, text: pl.DataFrame, now: 
     return f
 
 
-# GX's Data Docs write unexpected values into HTML unescaped: before a validation that writes
-# them, markup characters of text cells become look-alikes, one character for one, so that no
-# expectation of the suites (null checks, sets without them, regexes of digits, control
-# characters and lengths) changes its result, while a name such as "<script>..." cannot run
-_DOCS_LOOKALIKE = {"<": "\u2039", ">": "\u203a", "&": "\uff06", '"': "\uff02", "'": "\uff07"}
-
-
-def docs_safe(frame: pl.DataFrame) -> pl.DataFrame:
-    """``frame`` with ``< > & " '`` in its text columns replaced by look-alikes (``_DOCS_LOOKALIKE``)."""
-    text = [c for c, t in frame.schema.items() if t == pl.String]
-    return frame.with_columns(
-        pl.col(c).str.replace_many(list(_DOCS_LOOKALIKE), list(_DOCS_LOOKALIKE.values())) for c in text)
-
-
-def run_suite(dataset: str, frame: pl.DataFrame, *, run_name: str, docs_dir: Path | None) -> list[Failure]:
-    """Validate ``frame`` (with ``__line``) against the dataset's suite; failures by line. With
-    ``docs_dir``, the Data Docs are written from ``docs_safe(frame)`` (the same failures)."""
-    state = gx_state()
-    from great_expectations.core.run_identifier import RunIdentifier
-
-    pdf = (docs_safe(frame) if docs_dir is not None else frame).to_pandas()
-    params = {"dataframe": pdf}
-    if docs_dir is not None:
-        Path(docs_dir).mkdir(parents=True, exist_ok=True)
-        cp = _checkpoint(state, dataset, Path(docs_dir))
-        safe = re.sub(r"[/\\]", "__", run_name)
-        res = cp.run(batch_parameters=params, run_id=RunIdentifier(run_name=safe))
-        results = [r for vr in res.run_results.values() for r in vr.results]
-    else:
-        vr = state["vds"][dataset].run(batch_parameters=params, result_format=RESULT_FORMAT)
-        results = list(vr.results)
-    failures: list[Failure] = []
-    for r in results:
-        cfg = r.expectation_config
-        meta = cfg.meta or {}
-        if r.exception_info and r.exception_info.get("raised_exception"):
-            raise RuntimeError(f"GX could not evaluate {cfg.type} on {dataset}: {r.exception_info.get('exception_message')}")
-        if r.success and meta.get("severity") == "file":
-            continue
-        lines = [int(d["__line"]) for d in (r.result.get("unexpected_index_list") or [])]
-        if not lines and r.success:
-            continue
-        failures.append(Failure(
-            rule=meta.get("rule", cfg.type), column=meta.get("column", cfg.kwargs.get("column")),
-            message=meta.get("message", cfg.type), severity=meta.get("severity", "row"), lines=lines,
-            unexpected_percent=float(r.result.get("unexpected_percent") or 0.0),
-        ))
-    return failures
-
-
-# --- the same suites evaluated with polars (no GX import) ------------------------------------
-#
-# GX (pandas engine) semantics replicated here, from great_expectations 1.24.1:
-# - missing = ``Series.isnull()``: null, and NaN of float columns. Non-null expectations count
-#   missing cells over all rows; the others evaluate only non-missing cells
-#   (``filter_column_isnull``) and ``mostly`` / ``unexpected_percent`` are relative to them.
-# - regexes: ``column.astype(str).str.contains(regex)``, i.e. ``re.search``; translated from
-#   Python ``re`` to the Rust syntax of polars (``$`` also matches before a final newline...).
-# - between: ``min <= v <= max`` (strict_* make it ``<``), either bound may be absent.
-# - in_set: ``Series.isin(value_set)``.
-# - results come grouped by column (first appearance), suite order within a column.
-
-INDEX_COLUMN = "__line"
-_BASE_KWARGS = frozenset({"column", "mostly", "result_format", "meta", "notes"})
-_TYPE_KWARGS: dict[str, frozenset[str]] = {
-    "expect_column_values_to_not_be_null": frozenset(),
-    "expect_column_values_to_match_regex": frozenset({"regex"}),
-    "expect_column_values_to_not_match_regex": frozenset({"regex"}),
-    "expect_column_values_to_be_between": frozenset({"min_value", "max_value", "strict_min", "strict_max"}),
-    "expect_column_values_to_be_in_set": frozenset({"value_set"}),
-}
-_ENTRY_KEYS = frozenset({"type", "kwargs", "meta", "notes", "id"})
-_POLARS_SUITES: dict[tuple[str, str], tuple[SuiteCheck, ...]] = {}
-_polars_lock = threading.Lock()
-
-
-class SuiteError(ValueError):
-    """A suite the polars engine cannot evaluate exactly as GX would (names file and expectation)."""
-
-
-@dataclass(frozen=True)
-class SuiteCheck:
-    """One compiled expectation of a suite."""
-
-    type: str
-    column: str
-    mostly: float
-    rule: str
-    report_column: str
-    message: str
-    severity: str
-    where: str  # "expectations/payroll.json #7 (expect_...)" for error messages
-    regex: str | None = None  # already translated to the polars (Rust) syntax
-    min_value: float | int | None = None
-    max_value: float | int | None = None
-    strict_min: bool = False
-    strict_max: bool = False
-    value_set: tuple = ()
-
-
-def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-_PY_SPACE = r"\s\x1c-\x1f"  # Python's \s (str.isspace) = Rust's \s plus the four separators
-_PY_WORD = r"\p{L}\p{N}_"  # Python's \w (str.isalnum or _)
-
-
-def python_regex_to_polars(regex: str) -> str:
-    """Translate a Python ``re`` pattern so that polars' ``str.contains`` finds what ``re.search`` finds.
-
-    ``$`` and ``\\Z``, ``\\s``/``\\w`` (and negations), literal ``[ & ~`` in classes, escaped
-    punctuation. Raises ``ValueError`` on what cannot be translated (``\\b``, verbose mode...).
-    """
-    out: list[str] = []
-    i, n = 0, len(regex)
-
-    def escaped(c: str, in_class: bool) -> str:
-        if c == "s":
-            return _PY_SPACE if in_class else f"[{_PY_SPACE}]"
-        if c == "S":
-            return f"[^{_PY_SPACE}]"
-        if c == "w":
-            return _PY_WORD if in_class else f"[{_PY_WORD}]"
-        if c == "W":
-            return f"[^{_PY_WORD}]"
-        if c == "b" and in_class:
-            return r"\x08"
-        if c in "bB":
-            raise ValueError(f"\\{c} (word boundary) differs between Python and polars")
-        if c == "Z" and not in_class:
-            return r"\z"
-        if not c.isalnum():
-            return f"\\x{{{ord(c):X}}}"
-        return "\\" + c
-
-    while i < n:
-        ch = regex[i]
-        if ch == "\\":
-            if i + 1 >= n:
-                raise ValueError("trailing backslash")
-            out.append(escaped(regex[i + 1], False))
-            i += 2
-        elif ch == "$":
-            out.append(r"(?:$|\n\z)")
-            i += 1
-        elif ch == "(" and regex.startswith("(?", i):
-            m = re.match(r"\(\?([aiLmsux-]+)[:)]", regex[i:])
-            if m and set(m.group(1)) & set("aiLx"):
-                raise ValueError(f"inline flags {m.group(1)!r} are not supported")
-            out.append("(")
-            i += 1
-        elif ch == "[":
-            j = i + 1
-            parts = ["["]
-            if regex.startswith("^", j):
-                parts.append("^")
-                j += 1
-            if regex.startswith("]", j):
-                parts.append(r"\]")
-                j += 1
-            while j < n and regex[j] != "]":
-                c = regex[j]
-                if c == "\\":
-                    if j + 1 >= n:
-                        raise ValueError("trailing backslash")
-                    parts.append(escaped(regex[j + 1], True))
-                    j += 2
-                    continue
-                if regex.startswith("--", j):
-                    raise ValueError("'--' in a character class is ambiguous")
-                parts.append("\\" + c if c in "[&~" else c)
-                j += 1
-            if j >= n:
-                raise ValueError("unterminated character class")
-            out.append("".join(parts) + "]")
-            i = j + 1
-        else:
-            out.append(ch)
-            i += 1
-    translated = "".join(out)
-    pl.Series([""], dtype=pl.String).str.contains(translated)  # raises if polars rejects it
-    return translated
-
-
-def _compile_entry(entry: object, where: str) -> SuiteCheck:
-    if not isinstance(entry, dict):
-        raise SuiteError(f"{where}: not an object")
-    typ = entry.get("type")
-    where = f"{where} ({typ})"
-    if typ not in _TYPE_KWARGS:
-        raise SuiteError(f"{where}: expectation type not supported by the polars engine")
-    if unknown := set(entry) - _ENTRY_KEYS:
-        raise SuiteError(f"{where}: unknown key(s) {sorted(unknown)}")
-    kwargs = entry.get("kwargs") or {}
-    meta = entry.get("meta") or {}
-    if not isinstance(kwargs, dict) or not isinstance(meta, dict):
-        raise SuiteError(f"{where}: kwargs and meta must be objects")
-    if unknown := set(kwargs) - _BASE_KWARGS - _TYPE_KWARGS[typ]:
-        raise SuiteError(f"{where}: unknown kwarg(s) {sorted(unknown)}")
-    column = kwargs.get("column")
-    if not isinstance(column, str) or not column:
-        raise SuiteError(f"{where}: kwarg 'column' must be a non-empty string")
-    mostly = kwargs.get("mostly", 1)
-    if not _number(mostly) or not 0 <= mostly <= 1:
-        raise SuiteError(f"{where}: mostly must be a number between 0 and 1, not {mostly!r}")
-    extra: dict = {}
-    if typ in ("expect_column_values_to_match_regex", "expect_column_values_to_not_match_regex"):
-        regex = kwargs.get("regex")
-        if not isinstance(regex, str):
-            raise SuiteError(f"{where}: kwarg 'regex' must be a string")
-        try:
-            extra["regex"] = python_regex_to_polars(regex)
-        except Exception as e:
-            raise SuiteError(f"{where}: regex {regex!r} cannot be evaluated like Python re: {e}") from e
-    elif typ == "expect_column_values_to_be_between":
-        lo, hi = kwargs.get("min_value"), kwargs.get("max_value")
-        if lo is None and hi is None:
-            raise SuiteError(f"{where}: min_value and max_value cannot both be absent")
-        for name, v in (("min_value", lo), ("max_value", hi)):
-            if v is not None and not _number(v):
-                raise SuiteError(f"{where}: {name} must be a number, not {v!r}")
-        if lo is not None and hi is not None and lo > hi:
-            raise SuiteError(f"{where}: min_value is greater than max_value")
-        for name in ("strict_min", "strict_max"):
-            if not isinstance(kwargs.get(name, False), bool):
-                raise SuiteError(f"{where}: {name} must be true or false")
-        extra.update(min_value=lo, max_value=hi, strict_min=kwargs.get("strict_min", False),
-                     strict_max=kwargs.get("strict_max", False))
-    elif typ == "expect_column_values_to_be_in_set":
-        vs = kwargs.get("value_set")
-        if not isinstance(vs, list) or not all(isinstance(v, str | int | float) for v in vs):
-            raise SuiteError(f"{where}: value_set must be a list of strings, numbers or booleans")
-        extra["value_set"] = tuple(vs)
-    return SuiteCheck(
-        type=typ, column=column, mostly=float(mostly), rule=meta.get("rule", typ),
-        report_column=meta.get("column", column), message=meta.get("message", typ),
-        severity=meta.get("severity", "row"), where=where, **extra,
-    )
-
-
-def compile_suite(dataset: str, directory: Path | None = None) -> tuple[SuiteCheck, ...]:
-    """The dataset's suite JSON compiled for :func:`run_suite_polars`, cached per file (thread-safe)."""
-    path = (directory or EXPECTATIONS_DIR) / f"{dataset}.json"
-    key = (dataset, str(path.resolve()))
-    with _polars_lock:
-        hit = _POLARS_SUITES.get(key)
-        if hit is not None:
-            return hit
-        doc = load_suite_json(dataset, directory)
-        entries = doc.get("expectations") if isinstance(doc, dict) else None
-        if not isinstance(entries, list):
-            raise SuiteError(f"{path}: no 'expectations' list")
-        compiled = [_compile_entry(e, f"{path} expectation #{i + 1}") for i, e in enumerate(entries)]
-        # GX evaluates (and reports) the suite grouped by column, in order of first appearance
-        # (Validator.process_expectations_for_validation); within a column, in suite order.
-        by_column: dict[str, list[SuiteCheck]] = {}
-        for ck in compiled:
-            by_column.setdefault(ck.column, []).append(ck)
-        checks = tuple(ck for group in by_column.values() for ck in group)
-        _POLARS_SUITES[key] = checks
-        return checks
-
-
 def _missing(column: str, dtype: pl.DataType) -> pl.Expr:
     col = pl.col(column)
     return col.is_null() | col.is_nan().fill_null(False) if dtype.is_float() else col.is_null()
@@ -422,7 +84,7 @@ def _in_set(check: SuiteCheck, dtype: pl.DataType) -> pl.Expr:
         return col.cast(pl.String).is_in(allowed) if allowed else pl.lit(False)
     if dtype == pl.Boolean and all(isinstance(v, bool) for v in vs):
         return col.is_in(list(set(vs))) if vs else pl.lit(False)
-    if (dtype.is_integer() or dtype.is_float()) and all(_number(v) for v in vs):
+    if (dtype.is_integer() or dtype.is_float()) and all(number(v) for v in vs):
         if dtype.is_float():
             return col.is_in([float(v) for v in vs])
         return col.is_in([int(v) for v in vs if float(v).is_integer()])
@@ -514,7 +176,7 @@ def _outcome(ck: SuiteCheck, total: int, n_missing: int, unexpected: int) -> tup
 def file_tally(dataset: str, frame: pl.DataFrame) -> list[tuple[int, int, int]]:
     """(rows, missing, unexpected) of each file-severity expectation over ``frame``.
 
-    A big file is validated in pieces (``pipeline._validate_in_pieces``): its row expectations
+    A big file is validated in pieces (``pieces.validate_in_pieces``): its row expectations
     are decided piece by piece (each tests one row), its file expectations once, on the sums
     of the pieces' tallies (``file_failures``)."""
     checks = [ck for ck in compile_suite(dataset) if ck.severity == "file"]

@@ -37,7 +37,7 @@ def write_products(
 ) -> list[Path]:
     """Write the award file, certificates, notices and reports under ``staging_dir``.
 
-    ``awards``: the run's decisions (``transforms.ledger.DECISION_COLUMNS``, money in cents);
+    ``awards``: the run's decisions (``transforms.award.ledger.DECISION_COLUMNS``, money in cents);
     ``employee_years``: the credit result's employee frame (all quantities); ``rejects``: the
     rejected input cells (an ``employer_id`` column, when present, attributes them to notices);
     ``con``: the ledger connection (history for the reports; this run's ``awards`` are laid over

@@ -13,9 +13,9 @@ from typing import Any
 
 import polars as pl
 
-from transforms.credits import counterfactual, year_params
-from transforms.params import Parameters
 from transforms.products.notices import explain_reasons
+from transforms.reference.parameters import Parameters
+from transforms.rules.year import counterfactual, year_params
 from transforms.settings import RuleSettings
 
 
@@ -49,7 +49,7 @@ QUANTITIES: list[tuple[str, str, str]] = [
 
 
 def _round_cents(x: float) -> int:
-    """Round half up to the cent, with the engine's float guard (transforms.credits.round_cents)."""
+    """Round half up to the cent, with the engine's float guard (transforms.rules.rounding.round_cents)."""
     return int(math.floor(x * 100 + 0.5 + 1e-6))
 
 
@@ -158,15 +158,10 @@ def parameters_used(params: Parameters, t: int, category: str, row: dict, rules:
     return out
 
 
-def explain(workdir: Path, out_dir: Path, tax_year: int, employer_id: str, employee_id: str, params: Parameters,
-            *, application_id: str | None = None) -> dict:
-    """The receipt of one employee-year (see module docstring). Raises ExplainError when the
-    run output or the employee-year is not found."""
-    workdir, out_dir = Path(workdir), Path(out_dir)
-    path = out_dir / "employee_years.parquet"
-    if not path.is_file():
-        raise ExplainError(f"no employee_years.parquet in {out_dir}: run the annual run for tax year {tax_year} first")
-    ey = pl.read_parquet(path)
+def _find(ey: pl.DataFrame, path: Path, tax_year: int, employer_id: str, employee_id: str,
+          application_id: str | None) -> pl.DataFrame:
+    """The rows of the employee-year (one per application claiming it); an ExplainError says
+    what is unknown: the tax year, the employer or the employee (with the claimed ones)."""
     sel = ey.filter(
         (pl.col("tax_year") == tax_year)
         & (pl.col("employer_id") == str(employer_id))
@@ -187,27 +182,14 @@ def explain(workdir: Path, out_dir: Path, tax_year: int, employer_id: str, emplo
         raise ExplainError(
             f"the employee {employee_id} is unknown for employer {employer_id} in tax year {tax_year}: its claimed "
             f"employees are {others} (only employees on an application's roster are claimed)")
-    sel = sel.sort("application_id")
-    row = sel.row(0, named=True)
-    rules = _rules_from_manifest(out_dir)
-    t = int(tax_year)
-    computed = "H_t" in ey.columns and row.get("H_t") is not None
-    quantities = [
-        {"name": c, "value": _jsonable(row.get(c)), "formula": f, "section": s} for c, f, s in QUANTITIES if c in row
-    ]
-    reasons = explain_reasons(row.get("reasons"))
-    result = {
-        "part1_cents": row.get("part1_cents"),
-        "part2_cents": row.get("part2_cents"),
-        "credit_cents": row.get("credit_cents"),
-        "part1_credit": f"{(row.get('part1_cents') or 0) / 100:.2f}",
-        "part2_credit": f"{(row.get('part2_cents') or 0) / 100:.2f}",
-        "credit": f"{(row.get('credit_cents') or 0) / 100:.2f}",
-    }
+    return sel
+
+
+def _check(row: dict, params: Parameters, t: int, rules, computed: bool) -> dict[str, Any]:
+    """The credit recomputed from the stored quantities, item by item against what the run
+    stored (to the cent; MWavg_t to a thousandth of a cent)."""
     check: dict[str, Any] = {"ok": True, "items": []}
-    params_list: list[dict] = []
     if computed:
-        params_list = parameters_used(params, t, row["wage_category"], row, rules)
         r = recompute(row, rules)
         eligible = row["status"] == "ELIGIBLE"
         yp = year_params(params, t, rules, with_prior=False)
@@ -227,6 +209,38 @@ def explain(workdir: Path, out_dir: Path, tax_year: int, employer_id: str, emplo
     else:
         check["note"] = "nothing computed for this tax year (" + (row.get("reasons") or "") + ")"
         check["ok"] = row.get("credit_cents", 0) == 0
+    return check
+
+
+def explain(workdir: Path, out_dir: Path, tax_year: int, employer_id: str, employee_id: str, params: Parameters,
+            *, application_id: str | None = None) -> dict:
+    """The receipt of one employee-year (see module docstring). Raises ExplainError when the
+    run output or the employee-year is not found."""
+    workdir, out_dir = Path(workdir), Path(out_dir)
+    path = out_dir / "employee_years.parquet"
+    if not path.is_file():
+        raise ExplainError(f"no employee_years.parquet in {out_dir}: run the annual run for tax year {tax_year} first")
+    ey = pl.read_parquet(path)
+    sel = _find(ey, path, tax_year, employer_id, employee_id, application_id)
+    sel = sel.sort("application_id")
+    row = sel.row(0, named=True)
+    rules = _rules_from_manifest(out_dir)
+    t = int(tax_year)
+    computed = "H_t" in ey.columns and row.get("H_t") is not None
+    quantities = [
+        {"name": c, "value": _jsonable(row.get(c)), "formula": f, "section": s} for c, f, s in QUANTITIES if c in row
+    ]
+    reasons = explain_reasons(row.get("reasons"))
+    result = {
+        "part1_cents": row.get("part1_cents"),
+        "part2_cents": row.get("part2_cents"),
+        "credit_cents": row.get("credit_cents"),
+        "part1_credit": f"{(row.get('part1_cents') or 0) / 100:.2f}",
+        "part2_credit": f"{(row.get('part2_cents') or 0) / 100:.2f}",
+        "credit": f"{(row.get('credit_cents') or 0) / 100:.2f}",
+    }
+    params_list = parameters_used(params, t, row["wage_category"], row, rules) if computed else []
+    check = _check(row, params, t, rules, computed)
     emp_filter = (pl.col("employer_id") == str(employer_id)) & (pl.col("employee_id") == str(employee_id))
     period = (pl.col("period_end") >= dt.date(t - 1, 1, 1)) & (pl.col("period_start") <= dt.date(t, 12, 31))
     payroll = _read_lake(

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.ledger import DECISION_COLUMNS
+from transforms.award.ledger import DECISION_COLUMNS
 from transforms.outputs import write_csv
 from transforms.products import charts
 from transforms.products._html import render

@@ -1,0 +1,93 @@
+"""The ``impcredit`` typer app, built from one module per command (``flows/cli/<command>.py``).
+
+Each command module defines its command as a plain function and imports ``flows.cli.common``
+for what they share; none imports this module or ``flows.cli``, so there is no import circle.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from flows.cli import (
+    annual,
+    backfill,
+    common,
+    documents,
+    explain,
+    generate,
+    history,
+    ingest,
+    prefect_api,
+    quarterly,
+    reopen,
+    settings,
+    variance,
+    whatif,
+)
+
+
+def _flags_without_type() -> None:
+    """Typer 0.29 writes each option's Python type in --help (``<bool>`` beside a flag, ``<str>``
+    beside an argument); a flag takes no value and an argument is named by its metavar, so they
+    show none (every other option has a metavar: DIR, YEAR, YYYY-MM-DD)."""
+    from typer.core import TyperArgument, TyperOption
+
+    shown = TyperOption.display_type_rich
+
+    def display_type_rich(self, ctx):
+        return None if self.is_flag else shown(self, ctx)
+
+    TyperOption.display_type_rich = display_type_rich
+    TyperArgument.display_type_rich = lambda self, ctx: None
+
+
+_flags_without_type()
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="New Jersey impairment tax credit (N.J.S.A. 34:11-56a40).")
+for command in (annual.annual, generate.generate, ingest.ingest, history.runs, reopen.reopen, settings.settings,
+                documents.documents):
+    app.command()(command)
+app.add_typer(prefect_api.api_app, name="api")
+for command in (explain.explain, quarterly.quarterly, whatif.whatif, backfill.backfill, variance.variance):
+    app.command()(command)
+
+
+def _version(value: bool) -> None:
+    if value:
+        from transforms.runs.annual import code_version
+
+        common.console.print(f"impcredit {code_version()}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version (and the code's commit) and exit.")] = False,
+) -> None:
+    """New Jersey impairment tax credit (N.J.S.A. 34:11-56a40).
+
+    Dates are ISO (2024-07-01). Typical session: impcredit generate --out data/sample;
+    impcredit annual --input data/sample --tax-year 2023 --as-of 2024-07-01; impcredit runs.
+    """
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=True)
+    except KeyboardInterrupt:
+        common.err.print("interrupted")
+        sys.exit(130)
+    except SystemExit:
+        raise
+    except BaseException as exc:  # an unexpected failure: one line, no traceback (IMPCREDIT_DEBUG=1 shows it)
+        if os.environ.get("IMPCREDIT_DEBUG") == "1":
+            raise
+        common.err.print(f"[bold red]internal error:[/] {exc.__class__.__name__}: {exc}")
+        common.err.print("rerun with IMPCREDIT_DEBUG=1 for the full traceback")
+        sys.exit(1)

@@ -1,0 +1,210 @@
+"""What the impcredit commands share: the consoles, the data folder, the one-line errors, the
+stage lines and the checks every run command makes before a flow starts.
+
+The command modules import this one, never ``flows.cli`` (the app imports them)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+from flows import _env, api
+
+console = Console()
+err = Console(stderr=True, soft_wrap=True)
+
+if os.environ.get("IMPCREDIT_DEBUG") != "1":
+    # The CLI reports a failed run in one line; Prefect's own run loggers would print the
+    # traceback first. IMPCREDIT_DEBUG=1 keeps them.
+    for _logger in ("FLOW_RUNS", "TASK_RUNS"):
+        os.environ.setdefault(f"PREFECT_LOGGING_LOGGERS_PREFECT_{_logger}_LEVEL", "CRITICAL")
+
+DATA = _env.REPO_ROOT / "data"
+"""The repository's data folder: the commands' default workdir, sample and outputs."""
+
+
+def fail(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code)
+
+
+def fail_or_nothing(exc: BaseException) -> None:
+    """A known error ends the command: exit 0 when the run had nothing to decide, 2 otherwise."""
+    from transforms.runs.annual import NothingToDecide
+
+    if isinstance(exc, NothingToDecide):
+        nothing(str(exc))
+    fail(str(exc))
+
+
+def known_errors() -> tuple[type[BaseException], ...]:
+    from pydantic import ValidationError
+
+    from transforms.award.ledger import LedgerError
+    from transforms.ingest.staging import SubmissionError
+    from transforms.pii import KeyError_
+    from transforms.reference.parameters import ParameterError
+    from transforms.runs.annual import RunError
+
+    return (RunError, LedgerError, ParameterError, KeyError_, SubmissionError, ValidationError, ValueError, OSError)
+
+
+class StageLines(logging.Handler):
+    """The run's stage lines (``transforms.stages``): printed above the live status on a
+    terminal, plain lines on stderr in a pipe (a scheduler's log)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        msg = record.getMessage()
+        if console.is_terminal:
+            console.print(f"[dim]{time.strftime('%H:%M:%S')}[/] {msg}", highlight=False)
+        else:
+            print(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} impcredit {msg}", file=sys.stderr, flush=True)
+
+
+def show_stages() -> None:
+    log = logging.getLogger("impcredit.stages")
+    if not any(isinstance(h, StageLines) for h in log.handlers):
+        log.addHandler(StageLines())
+    log.setLevel(logging.INFO)
+    log.propagate = False  # printed here, not again by the root logger's handlers
+
+
+def nothing(message: str) -> None:
+    """A run with nothing to decide: said, exit 0, no run recorded."""
+    console.print(f"[yellow]{message}[/] (no run recorded)")
+    raise typer.Exit(0)
+
+
+def check_year(params, tax_year: int, rules, input: Path, as_of: dt.date, *, estimates: bool = False) -> None:
+    """Before any flow starts: a tax year with reference data (else the parameter and the last
+    year known), and one the submission holds applications for (``applications.csv`` read
+    quickly; the flow checks the staged rows again)."""
+    from transforms.reference.parameters import MissingParameterError
+    from transforms.rules.year import year_params
+    from transforms.runs import annual as steps
+
+    first = steps.first_tax_year(params)
+    if tax_year >= first:
+        try:
+            year_params(params, tax_year, rules)
+        except MissingParameterError as exc:
+            known = tax_year - 1
+            while known >= first:
+                try:
+                    year_params(params, known, rules)
+                    break
+                except MissingParameterError:
+                    known -= 1
+            through = f"parameters known through {known}" if known >= first else "no tax year has all its parameters"
+            fail(f"tax year {tax_year} has no reference data yet: {through} ({exc})")
+    try:  # every file there and readable: said at once (the flow checks again, and what it reads)
+        steps.check_complete(input)
+    except steps.RunError as exc:
+        fail(str(exc))
+    quick = None if estimates else steps.quick_applications(input)
+    if quick is not None:
+        try:
+            steps.check_tax_year(quick, tax_year, as_of, first)
+        except steps.NothingToDecide:
+            pass  # said by the flow after staging, from the validated rows
+        except steps.RunError as exc:
+            fail(str(exc))
+
+
+def check_run_args(input: Path, policy: str | None = None, cap: float | None = None) -> None:
+    """The argument checks every run command shares; a bad one exits 2 with what to fix."""
+    if not input.is_dir():
+        fail(f"--input {input} is not a folder (expected the canonical submission layout: payroll/*.csv, applications.csv, ...)")
+    if policy is not None and policy not in ("fcfs", "pro-rata"):
+        fail(f"--policy must be fcfs or pro-rata, not {policy!r}")
+    if cap is not None and cap < 0:
+        fail("--cap must be a non-negative amount in dollars")
+
+
+def batch_count(batches: int, dask_address: str | None) -> int:
+    """Employer batches: 1 on the thread pool by default, 4 when a Dask cluster is given."""
+    if batches < 1:
+        fail("--batches must be at least 1")
+    if (dask_address or os.environ.get("IMPCREDIT_DASK_ADDRESS")) and batches == 1:
+        return 4
+    return batches
+
+
+def parse_date(value: str | None, name: str) -> dt.date:
+    if value is None:
+        return dt.date.today()
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        fail(f"{name} must be an ISO date like 2026-06-30, not {value!r}")
+        raise
+
+
+def print_summary(summary, elapsed: float | None = None) -> None:
+    t = Table(show_header=False, box=None, pad_edge=False)
+    t.add_column(style="bold")
+    t.add_column(justify="right")
+    t.add_row("Run", summary.run_id)
+    t.add_row("Tax year / approval year", f"{summary.tax_year} / {summary.approval_year} (as of {summary.as_of})")
+    t.add_row("Policy", summary.policy)
+    t.add_row("Applications", f"{summary.applications:,}  " + ", ".join(f"{k} {v}" for k, v in summary.statuses.items()))
+    t.add_row("Employee-years (eligible)", f"{summary.employee_years:,} ({summary.eligible_employee_years:,})")
+    t.add_row("Requested", f"${summary.requested:,.2f}")
+    t.add_row("Awarded (these applications)", f"${summary.awarded:,.2f}")
+    t.add_row("  by this run", f"${summary.awarded_now:,.2f}")
+    t.add_row("  by earlier runs (kept)", f"${summary.awarded_earlier:,.2f}")
+    t.add_row("Approved earlier this approval year", f"${summary.approved_before:,.2f}")
+    t.add_row("Cap / cap left", f"${summary.cap:,.2f} / ${summary.cap_left:,.2f}")
+    if summary.rejected_rows:
+        t.add_row("Rejected input rows", f"[yellow]{summary.rejected_rows:,}[/] (see rejects.csv)")
+    t.add_row("Received after the as-of date", f"{summary.received_after_as_of:,}, not seen")
+    t.add_row("Outputs", summary.out_dir)
+    groups: dict[str, int] = {}
+    for p in summary.outputs:
+        rel = Path(p).relative_to(summary.out_dir)
+        name = rel.parts[0] + ("/" if len(rel.parts) > 1 else "")
+        groups[name] = groups.get(name, 0) + 1
+    for name, n in sorted(groups.items()):
+        t.add_row("", f"{name} ({n} files)" if name.endswith("/") else name)
+    t.add_row("Ledger", str(Path(summary.workdir) / "impcredit.duckdb"))
+    link = api.flow_run_link(getattr(summary, "prefect_flow_run", None))
+    if link:
+        t.add_row("Prefect flow run", link)
+    if elapsed is not None:
+        t.add_row("Total time", f"{elapsed:.1f} s")
+    status = "completed with rejections" if summary.rejected_rows else "completed"
+    console.print(Panel(t, title=f"impcredit {summary.kind}: {status}", expand=False))
+    changes = getattr(summary, "changes", None) or []
+    if changes:
+        console.print("[bold]What changed[/] (changes.csv): " + changes[0])
+        for line in changes[1:]:
+            console.print(f"  {line}")
+    if summary.key_source == "demo":
+        console.print("[yellow]note:[/] ssn hashes use the built-in demo key; set IMPCREDIT_HMAC_KEY_FILE for real data.")
+
+
+def panel(title: str, rows: list[tuple[str, str]], files: list[str] | None = None) -> None:
+    t = Table(show_header=False, box=None, pad_edge=False)
+    t.add_column(style="bold")
+    t.add_column(justify="right")
+    for k, v in rows:
+        t.add_row(k, v)
+    for p in files or []:
+        t.add_row("", Path(p).name)
+    console.print(Panel(t, title=title, expand=False))
+
+
+def common_inputs():
+    """The reference parameters, after checking the ssn key (a missing or bad key stops here)."""
+    from transforms.reference.parameters import load_parameters
+    _env.hash_key()  # a missing or bad key stops here; the flow's task reads it again where it is used
+    return load_parameters()

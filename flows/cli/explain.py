@@ -1,0 +1,150 @@
+"""``impcredit explain``: one employee-year's credit in plain words, then to the cent."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+
+from flows.cli import common
+
+
+def _fmt(v) -> str:
+    if isinstance(v, float):
+        return f"{v:,.6f}".rstrip("0").rstrip(".") if abs(v) < 1e15 else str(v)
+    return "" if v is None else str(v)
+
+
+def render_text(r: dict, console: Console) -> None:
+    e = r["employee_year"]
+    console.print(plain_words(r))
+    console.print()
+    head = Table(show_header=False, box=None)
+    head.add_column(style="bold")
+    head.add_column()
+    for k in ("application_id", "employer_id", "employee_id", "tax_year", "wage_category", "status", "reasons"):
+        head.add_row(k, _fmt(e.get(k)))
+    head.add_row("credit", f"${r['result']['credit']} (part 1 ${r['result']['part1_credit']}, part 2 ${r['result']['part2_credit']})")
+    console.print(Panel(head, title="impcredit explain", expand=False))
+    q = Table(title="Quantities (spec sections 4 to 6)")
+    for c in ("quantity", "value", "formula", "spec"):
+        q.add_column(c, justify="right" if c == "value" else "left", overflow="fold")
+    for x in r["quantities"]:
+        q.add_row(x["name"], _fmt(x["value"]), x["formula"], x["section"])
+    console.print(q)
+    if r["parameters"]:
+        p = Table(title="Parameters used")
+        for c in ("parameter", "value", "period", "citation"):
+            p.add_column(c, overflow="fold")
+        for x in r["parameters"]:
+            cite = x["citation"]["title"] + (f" <{x['citation']['href']}>" if x["citation"]["href"] else "")
+            p.add_row(x["label"], _fmt(x["value"]), x["period"], cite)
+        console.print(p)
+    if r["reasons"]:
+        t = Table(title="Reasons")
+        for c in ("code", "meaning", "statute"):
+            t.add_column(c, overflow="fold")
+        for x in r["reasons"]:
+            t.add_row(x["code"], x["words"], x["citation"])
+        console.print(t)
+    s = Table(title=f"Submitted payroll lines ({r['sources']['payroll_totals']['rows']} rows, periods overlapping t-1..t)")
+    for c in ("file", "sheet", "line", "check", "period", "hours", "gross_wages", "employer_taxes", "note"):
+        s.add_column(c, justify="right" if c in ("line", "hours", "gross_wages", "employer_taxes") else "left")
+    for x in r["sources"]["payroll"]:
+        note = "netted (a reversal)" if x.get("netted") else ""
+        if (x.get("line_count") or 1) > 1:
+            note = ", ".join(filter(None, [note, f"{x['line_count']} code lines"]))
+        s.add_row(_fmt(x.get("source_file")), _fmt(x.get("source_sheet")), _fmt(x.get("source_line")),
+                  _fmt(x.get("check_id")), f"{x.get('period_start')}..{x.get('period_end')}", _fmt(x.get("hours")),
+                  _fmt(x.get("gross_wages")), _fmt(x.get("employer_taxes")), note)
+    console.print(s)
+    if r.get("netted_lines"):
+        console.print(f"Reversals netted against the other lines of the year: {r['netted_lines']}")
+    if r["sources"].get("code_lines"):
+        cl = Table(title="Code lines summed into the rows above (line-per-code export)")
+        for c in ("file", "line", "row line", "check", "code", "counts as", "hours", "amount"):
+            cl.add_column(c, justify="right" if c in ("line", "row line", "hours", "amount") else "left")
+        for x in r["sources"]["code_lines"]:
+            cl.add_row(_fmt(x.get("source_file")), _fmt(x.get("source_line")), _fmt(x.get("row_line")), _fmt(x.get("check_id")),
+                       _fmt(x.get("code")), _fmt(x.get("counts_as")), _fmt(x.get("hours")), _fmt(x.get("amount")))
+        console.print(cl)
+    ck = r["check"]
+    c = Table(title="Check: recomputed from the quantities above " + ("[green]OK[/]" if ck["ok"] else "[red]MISMATCH[/]"))
+    for col in ("item", "recomputed", "stored", "ok"):
+        c.add_column(col)
+    for x in ck["items"]:
+        c.add_row(x["name"], str(x["recomputed"]), str(x["stored"]), "yes" if x["ok"] else "[red]no[/]")
+    console.print(c)
+    if ck.get("note"):
+        console.print(f"[dim]{ck['note']}[/]")
+
+
+def plain_words(r: dict) -> str:
+    """The paragraph an analyst reads to an employer: hours, the rates, each part in dollars."""
+    e, res = r["employee_year"], r["result"]
+    q = {x["name"]: x["value"] for x in r["quantities"]}
+    who = f"Employee {e['employee_id']} of employer {e['employer_id']} (application {e['application_id']}, {e['wage_category']})"
+    if "H_t" not in q:
+        return f"{who}: nothing is computed for tax year {e['tax_year']} ({e.get('reasons') or 'no reason recorded'})."
+    t, p = int(e["tax_year"]), int(e["tax_year"]) - 1
+    words = [f"{who} worked {q['H_t']:,.2f} hours in {t} and {q['H_p']:,.2f} in {p}."]
+    words.append(f"The minimum wage of the category averaged ${q['MWavg_t']:,.4f} an hour over those {t} hours "
+                 f"(${q['MWavg_p']:,.4f} over {p}); the old-law adjustment ADJ is ${q['ADJ_t']:,.2f}.")
+    if q["H_p"]:
+        words.append(f"In {p} the employer paid ${q['W_p']:,.2f} in wages and ${q['T_p']:,.2f} in employer taxes, "
+                     f"${(q['W_p'] + q['T_p']) / q['H_p']:,.4f} an hour.")
+    if e["status"] != "ELIGIBLE":
+        words.append(f"The employee-year is not eligible ({e['reasons']}), so it counts $0.00.")
+    else:
+        words.append(f"Part 1, for the {min(q['H_t'], q['H_p']):,.2f} hours both years share, is ${res['part1_credit']}; "
+                     f"part 2, for the {max(q['H_t'] - q['H_p'], 0):,.2f} additional hours, is ${res['part2_credit']}. "
+                     f"The credit is ${res['credit']}.")
+    if r.get("netted_lines"):
+        words.append(f"Reversals netted: {r['netted_lines']}.")
+    return " ".join(words)
+
+
+def explain(
+    tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year, e.g. 2023.", metavar="YEAR")],
+    employer: Annotated[str, typer.Option("--employer", help="Employer id (9 digits).", metavar="ID")],
+    employee: Annotated[str, typer.Option("--employee", help="Employee id (the employer's own).", metavar="ID")],
+    workdir: Annotated[Path, typer.Option("--workdir", help="Workdir of the run (holds lake/ and the ledger).",
+                                          metavar="DIR")] = common.DATA / "work",
+    out: Annotated[Path | None, typer.Option("--out", help="Output folder of the annual run (default "
+                                             "data/out/annual-YEAR, as annual writes it).", metavar="DIR")] = None,
+    format: Annotated[str, typer.Option("--format", help="text or json.", metavar="text|json")] = "text",
+    application: Annotated[str | None, typer.Option("--application", help="Application id, when the employee is claimed by several.",
+                                                    metavar="ID")] = None,
+) -> None:
+    """Explain one employee-year's credit, in plain words first, then to the cent.
+
+    Every quantity with its formula, the parameters with their citations, the submitted lines
+    and a check that recomputes the credit to the cent.
+
+    Example: impcredit explain --tax-year 2023 --employer 100000001 --employee E1
+    """
+    err = Console(stderr=True)
+    if format not in ("text", "json"):
+        err.print(f"[bold red]error:[/] --format must be text or json, not {format!r}")
+        raise typer.Exit(2)
+    out = out or common.DATA / "out" / f"annual-{tax_year}"
+    from transforms.products.explain import ExplainError
+    from transforms.products.explain import explain as run_explain
+    from transforms.reference.parameters import ParameterError, load_parameters
+
+    try:
+        result = run_explain(workdir, out, tax_year, employer, employee, load_parameters(), application_id=application)
+    except (ExplainError, ParameterError, OSError) as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(2) from None
+    if format == "json":
+        print(json.dumps(result, indent=2, sort_keys=True, default=str))
+    else:
+        render_text(result, Console())
+    if not result["check"]["ok"]:
+        raise typer.Exit(1)

@@ -1,0 +1,42 @@
+"""``impcredit ingest``: a submission into the Parquet lake alone (profiles, validation, quarantine, Data Docs)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from flows import _env
+from flows.cli import common
+
+
+def ingest(
+    input: Annotated[Path, typer.Option("--input", help="Submission folder (canonical or vendor layouts).", metavar="DIR")],
+    workdir: Annotated[Path, typer.Option("--workdir", help="Workdir holding the Parquet lake.", metavar="DIR")] = common.DATA / "work",
+    out: Annotated[Path | None, typer.Option("--out", help="Where to write rejects.csv (default: the workdir).", metavar="DIR")] = None,
+    engine: Annotated[str, typer.Option(
+        "--validation-engine", metavar="gx|polars",
+        help="gx: Great Expectations Core, file by file, and its Data Docs under <out>/data_docs; "
+        "polars: the same suites compiled to Polars (no Data Docs; what annual runs use).",
+    )] = "gx",
+) -> None:
+    """Ingest a submission into the Parquet lake alone: profiles, validation, quarantine."""
+    if engine not in ("gx", "polars"):
+        common.fail(f"--validation-engine must be gx or polars, not {engine!r}")
+    if not input.is_dir():
+        common.fail(f"--input {input} is not a folder")
+    try:
+        from transforms.ingest import ingest_folder
+        key = _env.hash_key()
+        with common.console.status("ingesting..."):
+            docs = (out or workdir) / "data_docs" if engine == "gx" else None
+            report = ingest_folder(input.resolve(), workdir.resolve(), key, docs_dir=docs, engine=engine)
+        paths = report.write_rejects((out or workdir).resolve())
+    except common.known_errors() as exc:
+        common.fail(str(exc))
+        return
+    common.console.print(report.summary())
+    common.console.print(f"rejects: {paths[0] if paths else 'none'}")
+    if key.is_demo:
+        common.console.print("[yellow]note:[/] ssn hashes use the built-in demo key.")

@@ -1,0 +1,158 @@
+"""The layout keeps its promises (docs/architecture.md): no import circle anywhere, the core
+(``transforms``) imports neither Prefect nor the synthetic-data tooling, no module over about
+400 lines and no function over about 80 without a reason stated at its top, and every rule
+module names the statute paragraph it implements."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("transforms", "flows")
+MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 80
+REASON = "Long because"  # a function longer than MAX_FUNCTION_LINES says why in its docstring
+
+
+def modules() -> dict[str, Path]:
+    out = {}
+    for pkg in PACKAGES:
+        for path in sorted((ROOT / pkg).rglob("*.py")):
+            rel = path.relative_to(ROOT).with_suffix("")
+            parts = list(rel.parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join(parts)] = path
+    return out
+
+
+def imports(path: Path, name: str, known: set[str]) -> set[str]:
+    """Every project module ``path`` imports, at any depth (lazy imports in functions included)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    is_pkg = path.name == "__init__.py"
+    base = name.split(".") if is_pkg else name.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                found.add(a.name)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                mod = ".".join(base[: len(base) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                mod = node.module or ""
+            subs = {f"{mod}.{a.name}" for a in node.names}
+            found |= subs
+            if not subs <= known:  # ``from pkg import name`` of a name that is not a module imports pkg
+                found.add(mod)
+    out = set()
+    for f in found:
+        while f and f not in known:
+            f = f.rpartition(".")[0]
+        if f and f != name:
+            out.add(f)
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    known = set(mods)
+    return {m: imports(p, m, known) for m, p in mods.items()}
+
+
+def third_party(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            out.add(node.module.split(".")[0])
+    return out
+
+
+def test_no_import_circle():
+    g = graph()
+    # a package's __init__ re-exporting its own modules is not a circle with them
+    edges = {m: {d for d in deps if not (m.startswith(d + ".") and d in g)} for m, deps in g.items()}
+    state: dict[str, int] = {}
+    path: list[str] = []
+
+    def visit(m: str) -> None:
+        state[m] = 1
+        path.append(m)
+        for d in sorted(edges.get(m, ())):
+            if state.get(d) == 1:
+                raise AssertionError("import circle: " + " -> ".join(path[path.index(d):] + [d]))
+            if d not in state:
+                visit(d)
+        path.pop()
+        state[m] = 2
+
+    for m in sorted(edges):
+        if m not in state:
+            visit(m)
+
+
+def test_the_core_imports_no_prefect_and_no_synthetic_tooling():
+    mods = modules()
+    g = graph()
+    for m, p in mods.items():
+        if not m.startswith("transforms"):
+            continue
+        assert "prefect" not in third_party(p), f"{m} imports Prefect"
+        if not m.startswith("transforms.synthetic"):
+            bad = {d for d in g[m] if d.startswith("transforms.synthetic")}
+            assert not bad, f"{m} (core) imports the synthetic-data tooling {sorted(bad)}"
+
+
+def test_modules_and_functions_are_short_or_say_why():
+    long = []
+    for m, p in modules().items():
+        text = p.read_text(encoding="utf-8")
+        n = text.count("\n")
+        if n > MAX_MODULE_LINES and REASON not in (ast.get_docstring(ast.parse(text)) or ""):
+            long.append(f"module {m}: {n} lines (over {MAX_MODULE_LINES})")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_FUNCTION_LINES and REASON not in (ast.get_docstring(node) or ""):
+                    long.append(f"function {m}.{node.name}: {length} lines (over {MAX_FUNCTION_LINES})")
+    assert not long, f"too long, and no '{REASON} ...' in the docstring:\n" + "\n".join(long)
+
+
+def test_every_rule_module_names_its_statute_paragraph():
+    for p in sorted((ROOT / "transforms" / "rules").glob("*.py")):
+        if p.name == "__init__.py":
+            continue
+        doc = ast.get_docstring(ast.parse(p.read_text(encoding="utf-8"))) or ""
+        assert "34:11-56a4" in doc.splitlines()[0] if doc else False, f"{p.name}: its docstring opens without the statute"
+
+
+def test_the_cli_commands_never_import_the_app():
+    g = graph()
+    for m, deps in g.items():
+        if m.startswith("flows.cli.") and m not in ("flows.cli.app", "flows.cli.__main__"):
+            back = deps & {"flows.cli", "flows.cli.app"}
+            assert not back, f"{m} imports the CLI app {sorted(back)} (a back-import)"
+
+
+def test_every_case_file_names_its_paragraph_and_its_code():
+    """tests/cases/ is organised by statute paragraph: each file's ``section`` is the paragraph,
+    and its ``# Code:`` line names rule modules that exist and name that paragraph too."""
+    import re
+
+    import yaml
+
+    for path in sorted((ROOT / "tests" / "cases").glob("*.yaml")):
+        text = path.read_text(encoding="utf-8")
+        section = yaml.safe_load(text)["section"]
+        assert section.startswith("34:11-56a40 "), f"{path.name}: section {section!r} is not a paragraph of the statute"
+        code = next((line for line in text.splitlines() if line.startswith("# Code: ")), None)
+        assert code, f"{path.name}: no '# Code:' line naming the modules it tests"
+        named = re.findall(r"(?:transforms/)?(?:rules|award)/[a-z_]*\.?p?y?", code)
+        assert named, f"{path.name}: its '# Code:' line names no module"
+        for ref in re.findall(r"rules/([a-z_]+)\.py", code):
+            doc = ast.get_docstring(ast.parse((ROOT / "transforms" / "rules" / f"{ref}.py").read_text()))
+            assert "34:11-56a4" in doc.splitlines()[0], f"{path.name}: rules/{ref}.py does not open with the statute"

@@ -1,0 +1,97 @@
+"""Parsing: the Polars expressions that turn submitted text into typed values, per a vendor
+profile's formats (numbers with currency, thousands, trailing minus or parentheses; dates;
+timestamps with or without an offset; pay periods derived from a pay date). A cell that does not
+parse becomes null; validation turns that into a reject naming the file, line and column."""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from transforms import schema
+
+
+def text_expr(e: pl.Expr) -> pl.Expr:
+    s = e.str.strip_chars()
+    return pl.when(s.str.len_chars() > 0).then(s).otherwise(None)
+
+
+def number_expr(e: pl.Expr, fmt) -> pl.Expr:
+    """Parse a number written per ``fmt`` (a profiles.NumberFormat); not a finite number -> null."""
+    s = e.str.strip_chars()
+    neg: pl.Expr | None = None
+    if fmt.parentheses_negative:
+        paren = s.str.contains(r"^\(.*\)$")
+        neg = paren
+        s = pl.when(paren).then(s.str.slice(1, s.str.len_chars() - 2)).otherwise(s).str.strip_chars()
+    for sym in fmt.currency:
+        s = s.str.replace_all(sym, "", literal=True)
+    if fmt.currency:
+        s = s.str.strip_chars()
+    if fmt.trailing_minus:
+        trail = s.str.ends_with("-") & (s.str.len_chars() > 1)
+        neg = trail if neg is None else neg | trail
+        s = pl.when(trail).then(s.str.strip_suffix("-")).otherwise(s)
+    if fmt.thousands:
+        # a thousands separator only between digit groups of three
+        s = s.str.replace_all(rf"(\d){re.escape(fmt.thousands)}(\d{{3}})", "$1$2")
+        s = s.str.replace_all(rf"(\d){re.escape(fmt.thousands)}(\d{{3}})", "$1$2")
+    if fmt.decimal == ",":
+        s = s.str.replace(",", ".", literal=True)
+    ok = s.str.contains(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+    v = s.cast(pl.Float64, strict=False)
+    v = pl.when(ok & v.is_finite()).then(v)
+    # (no sign branch unless the format has one: a when/otherwise evaluates both sides)
+    return v if neg is None else pl.when(neg).then(-v).otherwise(v)
+
+
+def date_expr(e: pl.Expr, formats: list[str]) -> pl.Expr:
+    s = e.str.strip_chars()
+    parsed = [s.str.to_date(f, strict=False) for f in formats]
+    return pl.coalesce(parsed) if len(parsed) > 1 else parsed[0]
+
+
+_TS_AWARE = ["%Y-%m-%dT%H:%M:%S%.f%:z", "%Y-%m-%d %H:%M:%S%.f%:z", "%Y-%m-%dT%H:%M:%S%.f%z",
+             "%Y-%m-%d %H:%M:%S%.f%z", "%Y-%m-%dT%H:%M%:z", "%Y-%m-%d %H:%M%:z"]
+_TS_NAIVE = ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"]
+
+
+def period_from_pay_date(pay: pl.Expr, frequency: pl.Expr, rule) -> tuple[pl.Expr, pl.Expr]:
+    """(period_start, period_end) by a profile's ``PeriodFromPayDate`` rule
+    (``period_ending_on_pay_date``): the pay date moved back by ``lag_days``; weekly and
+    biweekly, the 7 or 14 days ending on it; semimonthly, the half month holding it (1st-15th,
+    16th-end); monthly, the calendar month holding it. An unknown frequency gives no period."""
+    end_day = pay - pl.duration(days=rule.lag_days) if rule.lag_days else pay
+    freq = frequency.str.to_uppercase().replace_strict(rule.frequencies, default=None, return_dtype=pl.String)
+    month_start = end_day.dt.month_start()
+    month_end = end_day.dt.month_end()
+    first_half = end_day.dt.day() <= 15
+    mid = month_start + pl.duration(days=14)
+    start = (
+        pl.when(freq == "weekly").then(end_day - pl.duration(days=6))
+        .when(freq == "biweekly").then(end_day - pl.duration(days=13))
+        .when(freq == "semimonthly").then(pl.when(first_half).then(month_start).otherwise(mid + pl.duration(days=1)))
+        .when(freq == "monthly").then(month_start)
+    )
+    end = (
+        pl.when(freq.is_in(["weekly", "biweekly"])).then(end_day)
+        .when(freq == "semimonthly").then(pl.when(first_half).then(mid).otherwise(month_end))
+        .when(freq == "monthly").then(month_end)
+    )
+    return start, end
+
+
+def received_at_expr(e: pl.Expr) -> pl.Expr:
+    """Instant (UTC): offsets are honoured, naive timestamps (and bare dates) are NJ local time."""
+    raw = e.str.strip_chars().str.replace(r"[Zz]$", "+00:00")
+    has_offset = raw.str.contains(r"[+-]\d{2}:?\d{2}$") & raw.str.contains(r"[T ]\d")
+    aware = pl.coalesce(
+        [raw.str.to_datetime(f, time_zone="UTC", strict=False, time_unit="us") for f in _TS_AWARE]
+    )
+    naive_local = pl.coalesce(
+        [raw.str.to_datetime(f, strict=False, time_unit="us") for f in _TS_NAIVE]
+        + [raw.str.to_date("%Y-%m-%d", strict=False).cast(pl.Datetime("us"))]
+    )
+    naive = naive_local.dt.replace_time_zone(schema.NJ_TZ, ambiguous="earliest", non_existent="null").dt.convert_time_zone("UTC")
+    return pl.when(has_offset).then(aware).otherwise(naive)

@@ -1,0 +1,101 @@
+"""Quarantine: what a file gives up, as reject records (file, line, column, value, rule,
+message, employer) and quarantined rows (the submitted cells, masked), gathered per file in a
+``FileWork`` while its tables are validated."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from transforms.ingest import readers as rd
+from transforms.ingest import validate as va
+from transforms.ingest.masking import cells_json, mask_employer, mask_value
+from transforms.ingest.staging import StagedTable
+
+
+@dataclass
+class FileWork:
+    index: int
+    rel: str
+    dataset: str
+    sha: str
+    profile: str | None = None
+    rows_read: int = 0
+    rejects: list[dict] = field(default_factory=list)  # file, line, column, value, rule, message, employer_id, __sheet
+    rejected_lines: dict[tuple[str | None, int], list[str]] = field(default_factory=dict)
+    quarantine: list[dict] = field(default_factory=list)
+    file_problem: str | None = None
+    notes: list[str] = field(default_factory=list)
+    passed: list[pl.DataFrame] = field(default_factory=list)  # staged rows that passed the suite
+
+    def where(self, sheet: str | None) -> str:
+        return f"{self.rel}[{sheet}]" if sheet else self.rel
+
+
+def employer_ids(staged: pl.DataFrame) -> list[str]:
+    """The distinct valid (9-digit) employer ids of a staged table."""
+    ids = staged.get_column("employer_id").drop_nulls().unique() if "employer_id" in staged.columns else []
+    return [i for i in ids if re.fullmatch(r"\d{9}", i)]
+
+
+def sole_employer(st: StagedTable) -> str | None:
+    ids = employer_ids(st.staged)
+    return ids[0] if len(ids) == 1 else None
+
+
+def quarantine_table(work: FileWork, table: rd.RawTable, rule: str, message: str) -> None:
+    """Quarantine every row of a table that is rejected as a whole (ssn-like cells masked)."""
+    for row in table.frame.iter_rows(named=True):
+        line = row.pop("__line")
+        cells = {table.headers[int(k[1:])] or k: v for k, v in row.items()}
+        work.quarantine.append(dict(source_sheet=table.sheet, source_line=line, employer_id=None, rules=rule,
+                                    messages=message, cells=json.dumps({k: mask_value(v) for k, v in cells.items()}, ensure_ascii=False)))
+    for line, cells in table.ragged:
+        work.quarantine.append(dict(source_sheet=table.sheet, source_line=line, employer_id=None, rules=rule,
+                                    messages=message, cells=json.dumps([mask_value(c) for c in cells], ensure_ascii=False)))
+
+
+def lookup(frame: pl.DataFrame, lines: list[int], cols: list[str]) -> dict[int, dict]:
+    """``{line: {col: value}}`` for a few lines of ``frame`` (with ``__line``), never every row."""
+    if not lines:
+        return {}
+    sel = frame.filter(pl.col("__line").is_in(lines)).select("__line", *cols)
+    return {r["__line"]: r for r in sel.iter_rows(named=True)}
+
+
+def wrong_types_message(st: StagedTable, file_fail: list[va.Failure]) -> str:
+    cols = ", ".join(sorted({st.headers.get(f.column, f.column) for f in file_fail}))
+    return f"most values of {cols} are empty or of the wrong type: the file is rejected"
+
+
+def reject_all(work: FileWork, st: StagedTable, frame: pl.DataFrame, struct_lines: list[int], ragged: dict, msg: str) -> None:
+    """Every row of a table whose file failed a file expectation: rejected and quarantined (the
+    rows rejected before validation are quarantined with their own rules)."""
+    all_lines = frame.get_column("__line").to_list()
+    for line in all_lines:
+        work.rejected_lines.setdefault((st.sheet, line), []).append("wrong_types")
+    quarantine_rows(work, st, [ln for ln in struct_lines if ln not in ragged], {}, None)
+    quarantine_rows(work, st, all_lines, dict.fromkeys(all_lines, ["wrong_types"]), msg)
+
+
+def quarantine_rows(work: FileWork, st: StagedTable, lines: list[int], rules: dict[int, list[str]], message: str | None) -> None:
+    if not lines:
+        return
+    sel = st.raw.filter(pl.col("__line").is_in(lines))
+    emp = {ln: r["employer_id"] for ln, r in lookup(st.staged, lines, ["employer_id"]).items()} if "employer_id" in st.staged.columns else {}
+    wanted = set(lines) | set(rules)
+    msgs: dict[int, list[str]] = {}
+    for r in work.rejects:
+        if r["line"] in wanted:
+            msgs.setdefault(r["line"], []).append(r["message"])
+    for row in sel.iter_rows(named=True):
+        line = row["__line"]
+        rl = sorted(set(rules.get(line) or work.rejected_lines.get((st.sheet, line), [])))
+        work.quarantine.append(dict(
+            source_sheet=st.sheet, source_line=line, employer_id=mask_employer(emp.get(line), st.ssn_digits),
+            rules=";".join(rl), messages=message or " | ".join(dict.fromkeys(msgs.get(line, []))),
+            cells=cells_json(row),
+        ))

@@ -1,0 +1,348 @@
+"""Staging: rename and cast only, hash the ssn, add lineage (the first layer after the raw files).
+
+A submitted table (text cells read by ``transforms.ingest.readers``, mapped by a vendor profile of
+``transforms.ingest.profiles``) becomes the staged schema of ``transforms.schema``:
+- cells are renamed to canonical columns (derived columns are sums: hours = regular + overtime);
+- text is trimmed, dates and numbers are parsed with the profile's formats; a cell that does not
+  parse becomes null, and validation (``transforms.ingest.validate``) turns that into a reject
+  naming the file, line and column;
+- the ssn becomes ``ssn_hash`` (keyed HMAC, ``transforms.pii``) and is dropped: nothing after this
+  module sees it;
+- lineage: ``source_file`` (relative to the submission folder), ``source_sheet``, ``source_line``
+  (physical line, header = 1).
+
+``received_at``: a timestamp with an offset (or ``Z``) is that instant; a naive one is New Jersey
+local time. ``received_date`` is the New Jersey local date of the instant.
+
+``tables.stage_submission`` stages a whole folder with the canonical rules only (no validation
+suite, no lake); ``transforms.ingest.ingest_folder`` is the full ingest.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import polars as pl
+
+from transforms import schema
+from transforms.ingest.parsing import (
+    date_expr,
+    number_expr,
+    period_from_pay_date,
+    received_at_expr,
+    text_expr,
+)
+from transforms.pii import HashKey, hash_ssn_column, normalize_ssn_expr, ssn_map
+
+
+class SubmissionError(ValueError):
+    """The submission folder cannot be read (missing files or columns)."""
+
+
+@dataclass
+class CellError:
+    file: str
+    line: int | None
+    column: str | None
+    value: str | None
+    rule: str
+    message: str
+
+
+@dataclass
+class Staged:
+    frames: dict[str, pl.DataFrame]
+    errors: list[CellError] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+
+# --- one table ------------------------------------------------------------------------------
+
+# Columns whose empty value is allowed (open-ended certification).
+NULLABLE = {("certifications", "valid_to"), ("payroll", "check_id"), ("payroll", "pay_date")}
+MAX_CELL_CHARS = 10_000
+
+
+@dataclass
+class StagedTable:
+    """One submitted table after rename and cast (all rows, valid or not)."""
+
+    dataset: str
+    profile: str
+    source_file: str
+    sheet: str | None
+    staged: pl.DataFrame  # staged schema + "__line" (cells that did not cast are null)
+    text: pl.DataFrame  # "__line" + the submitted text of each canonical column (never the ssn)
+    headers: dict[str, str]  # canonical column -> the file's header(s) for it
+    raw: pl.DataFrame  # "__line" + every submitted cell by header, the ssn column dropped
+    structural: list[CellError]  # rows rejected before validation (ragged, huge cell, ...)
+    ssn_digits: frozenset[str] = frozenset()  # in memory only: to mask ssn-like text in rejects
+    ragged: list[tuple[int, list[str]]] = field(default_factory=list)  # (line, cells) of wrong width
+
+
+@dataclass
+class _Cells:
+    """The cells of one table under a profile match: each canonical field's cell, header and
+    typed value (``num``, ``day``, ``txt``) as expressions over the table's frame."""
+
+    table: object  # readers.RawTable
+    match: object  # profiles.Match
+
+    def __post_init__(self) -> None:
+        self.profile = self.match.profile
+        self.field_col = {name: f"c{pos}" for name, pos in self.match.columns.items()}
+
+    def cell(self, name: str) -> pl.Expr:
+        return pl.col(self.field_col[name]) if name in self.field_col else pl.lit(None, dtype=pl.String)
+
+    def header(self, name: str) -> str:
+        return self.table.headers[self.match.columns[name]] if name in self.match.columns else name
+
+    def num(self, col: str) -> pl.Expr:
+        nf, cell = self.profile.number, self.cell
+        if col in self.profile.derived:
+            parts = [number_expr(cell(p), nf) for p in self.profile.derived[col]]
+            blank = pl.all_horizontal([text_expr(cell(p)).is_null() for p in self.profile.derived[col]])
+            bad = pl.any_horizontal(
+                [text_expr(cell(p)).is_not_null() & number_expr(cell(p), nf).is_null() for p in self.profile.derived[col]]
+            )
+            total = pl.sum_horizontal([p.fill_null(0.0) for p in parts]).round(6)
+            return pl.when(blank | bad).then(None).otherwise(total)
+        return number_expr(cell(col), nf)
+
+    def day(self, col: str) -> pl.Expr:
+        return date_expr(self.cell(col), self.profile.date_formats)
+
+    def txt(self, col: str) -> pl.Expr:
+        return text_expr(self.cell(col))
+
+    def employer(self) -> pl.Expr:
+        e = self.txt("employer_id")
+        for ch in self.profile.employer_id_strip:
+            e = e.str.replace_all(ch, "", literal=True)
+        return e
+
+
+def _raw_cells(table, ssn_cols: set[str]) -> pl.DataFrame:
+    """``__line`` and every submitted cell by its header (duplicated or blank headers made
+    unique), the ssn column dropped."""
+    raw_names: dict[str, str] = {}
+    for pos, h in enumerate(table.headers):
+        c = f"c{pos}"
+        if c in ssn_cols:
+            continue
+        name = h or f"column_{pos + 1}"
+        while name in raw_names.values():
+            name += "_"
+        raw_names[c] = name
+    return table.frame.select("__line", *[pl.col(c).alias(n) for c, n in raw_names.items()])
+
+
+def _submitted_text(dataset: str, c: _Cells) -> tuple[pl.DataFrame, dict[str, str]]:
+    """The submitted text of each canonical column and its header(s): a derived column's parts
+    joined with " + "; a long layout's hours from its hours cell and money from its amount cell;
+    a period derived from the pay date, the pay date."""
+    profile, table, match, long = c.profile, c.table, c.match, c.profile.long
+    text_cols: dict[str, pl.Expr] = {}
+    headers: dict[str, str] = {}
+    sources = {}
+    if long is not None:
+        sources = {"hours": long.hours, "gross_wages": long.amount, "employer_taxes": long.amount}
+    for col in [*schema.SUBMITTED_COLUMNS[dataset], *schema.OPTIONAL_COLUMNS.get(dataset, [])]:
+        if col == "ssn":
+            headers[col] = table.headers[match.columns["ssn"]]
+            continue
+        if col in sources:
+            text_cols[col] = c.cell(sources[col])
+            headers[col] = c.header(sources[col])
+        elif col in ("period_start", "period_end") and profile.period_from_pay_date is not None:
+            text_cols[col] = c.cell("pay_date")
+            headers[col] = c.header("pay_date")
+        elif col in profile.derived:
+            parts = profile.derived[col]
+            text_cols[col] = pl.concat_str([c.cell(p).fill_null("") for p in parts], separator=" + ")
+            headers[col] = " + ".join(table.headers[match.columns[p]] for p in parts if p in match.columns)
+        else:
+            text_cols[col] = c.cell(col)
+            headers[col] = c.header(col)
+    return table.frame.select("__line", **text_cols), headers
+
+
+def _payroll_exprs(c: _Cells) -> tuple[dict[str, pl.Expr], dict[str, pl.Expr], list[tuple[int, str]]]:
+    """The staged payroll columns, the columns beside them for the cross-row rules (a long
+    layout's code and what it counts as; a hash of the unmapped cells) and the lines whose code
+    the profile does not know."""
+    profile, long, nf = c.profile, c.profile.long, c.profile.number
+    exprs = {
+        "employer_id": c.employer(), "employee_id": c.txt("employee_id"),
+        "period_start": c.day("period_start"), "period_end": c.day("period_end"),
+        "hours": c.num("hours") if long is None else None, "gross_wages": c.num("gross_wages") if long is None else None,
+        "employer_taxes": c.num("employer_taxes") if long is None else None,
+        "check_id": c.txt("check_id"), "pay_date": c.day("pay_date"), "line_count": pl.lit(1, dtype=pl.Int32),
+    }
+    extras: dict[str, pl.Expr] = {}
+    unknown_codes: list[tuple[int, str]] = []
+    if profile.period_from_pay_date is not None:
+        exprs["period_start"], exprs["period_end"] = period_from_pay_date(
+            c.day("pay_date"), c.txt(profile.period_from_pay_date.frequency), profile.period_from_pay_date)
+    if long is not None:
+        code = c.txt(long.code).str.to_uppercase()
+        zero = pl.lit(0.0)
+        exprs["hours"] = pl.when(code.is_in(long.hours_codes)).then(number_expr(c.cell(long.hours), nf)).otherwise(zero)
+        amount = number_expr(c.cell(long.amount), nf)
+        exprs["gross_wages"] = pl.when(code.is_in(long.wage_codes)).then(amount).otherwise(zero)
+        exprs["employer_taxes"] = pl.when(code.is_in(long.tax_codes)).then(amount).otherwise(zero)
+        known = [*long.hours_codes, *long.wage_codes, *long.tax_codes, *long.ignore_codes]
+        bad = c.table.frame.select("__line", code.alias("code")).filter(
+            pl.col("code").is_not_null() & ~pl.col("code").is_in(known))
+        unknown_codes = list(bad.iter_rows())
+        counts = code.replace_strict({k: long.counts_as(k) for k in known}, default=None, return_dtype=pl.String)
+        extras = {"__code": code, "__counts": counts, "__hours_cell": number_expr(c.cell(long.hours), nf),
+                  "__amount": amount}
+    unmatched = [f"c{pos}" for pos, h in enumerate(c.table.headers)
+                 if pos not in c.match.columns.values() and str(h).strip()]
+    if unmatched:  # a line is a copy of another only when its other cells are equal too
+        extras["__extra"] = pl.concat_str([pl.col(k).fill_null("\x00") for k in unmatched], separator="\x1f").hash()
+    return exprs, extras, unknown_codes
+
+
+def _staged_exprs(dataset: str, c: _Cells) -> tuple[dict[str, pl.Expr], dict[str, pl.Expr], list[tuple[int, str]]]:
+    """(staged columns, extra columns, unknown codes) of a dataset: see ``_payroll_exprs``."""
+    if dataset == "payroll":
+        return _payroll_exprs(c)
+    if dataset == "applications":
+        instant = received_at_expr(c.cell("received_at"))
+        exprs = {
+            "application_id": c.txt("application_id"), "employer_id": c.employer(),
+            "employer_name": c.txt("employer_name"), "county": c.txt("county"),
+            "tax_type": c.txt("tax_type").str.to_uppercase(),
+            "tax_year": c.txt("tax_year").cast(pl.Int32, strict=False),
+            "received_at": instant,
+            "received_date": instant.dt.convert_time_zone(schema.NJ_TZ).dt.date(),
+        }
+    elif dataset == "roster":
+        exprs = {
+            "application_id": c.txt("application_id"), "employee_id": c.txt("employee_id"),
+            "wage_category": c.txt("wage_category").str.to_lowercase(),
+        }
+    elif dataset == "certifications":
+        exprs = {
+            "certification_id": c.txt("certification_id"), "status": c.txt("status").str.to_uppercase(),
+            "valid_from": c.day("valid_from"), "valid_to": c.day("valid_to"),
+        }
+    elif dataset == "employer_rates":
+        exprs = {
+            "employer_id": c.employer(), "rate_year_start": c.day("rate_year_start"),
+            "ui_rate": c.num("ui_rate"), "di_rate": c.num("di_rate"),
+        }
+    else:
+        raise KeyError(dataset)
+    return exprs, {}, []
+
+
+def _hash_ssns(typed: pl.DataFrame, key: HashKey) -> tuple[pl.DataFrame, frozenset[str], list[tuple[int, str]]]:
+    """The ssn column replaced by its keyed hash; the table's ssns (normalised, in memory only:
+    to mask them in rejects) and the (line, column) of each id that is the row's own ssn."""
+    id_is_ssn: list[tuple[int, str]] = []
+    ssns = ssn_map(typed.get_column("ssn"))
+    ssn_digits = frozenset(ssns.get_column("norm").drop_nulls().to_list())
+    for id_col in ("employer_id", "employee_id"):
+        if id_col not in typed.columns or not ssn_digits:
+            continue
+        ids = ssn_map(typed.get_column(id_col))
+        suspects = ids.filter(pl.col("norm").is_in(list(ssn_digits))).get_column("raw")
+        if suspects.len():  # rare: only then compare row by row
+            same = normalize_ssn_expr(id_col) == normalize_ssn_expr("ssn")
+            lines = typed.filter(pl.col(id_col).is_in(suspects) & same.fill_null(False)).get_column("__line")
+            id_is_ssn += [(line, id_col) for line in lines.to_list()]
+    return hash_ssn_column(typed, key, mapping=ssns), ssn_digits, id_is_ssn
+
+
+def _profile_errors(c: _Cells, source_file: str, unknown_codes: list[tuple[int, str]],
+                    headers: dict[str, str]) -> list[CellError]:
+    """Row rejects of a profile's own tables: a code its code table lacks, a pay frequency it
+    cannot derive a period from (their headers are added to ``headers``)."""
+    profile, long = c.profile, c.profile.long
+    errors: list[CellError] = []
+    if unknown_codes:
+        headers["code"] = c.header(long.code)
+        known = ", ".join(dict.fromkeys([*long.hours_codes, *long.wage_codes, *long.tax_codes, *long.ignore_codes]))
+        errors += [CellError(source_file, line, "code", code, "unknown_code",
+                             f"code: {code!r} is not in the code table of profile '{profile.name}' ({known}); "
+                             "the line is not counted until the profile lists it")
+                   for line, code in unknown_codes]
+    if profile.period_from_pay_date is not None:
+        rule = profile.period_from_pay_date
+        freq = c.txt(rule.frequency).str.to_uppercase()
+        bad = c.table.frame.select("__line", freq.alias("f")).filter(
+            pl.col("f").is_null() | ~pl.col("f").is_in(list(rule.frequencies)))
+        headers["pay_frequency"] = c.header(rule.frequency)
+        errors += [CellError(source_file, line, "pay_frequency", value, "unknown_frequency",
+                             f"pay_frequency: {value!r} is not a pay frequency of profile '{profile.name}' "
+                             f"({', '.join(rule.frequencies)}); the period cannot be derived")
+                   for line, value in bad.iter_rows()]
+    return errors
+
+
+def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> StagedTable:
+    """Rename and cast one table read by ``readers`` under the profile ``match`` (profiles.Match)."""
+    c = _Cells(table, match)
+    ssn_fields = {"ssn"} if "ssn" in c.profile.fields else set()
+    raw = _raw_cells(table, {c.field_col[s] for s in ssn_fields if s in c.field_col})
+    text, headers = _submitted_text(dataset, c)
+    exprs, extras, unknown_codes = _staged_exprs(dataset, c)
+    typed = table.frame.select(
+        "__line",
+        *[e.alias(k) for k, e in exprs.items()],
+        *[e.alias(k) for k, e in extras.items()],
+        *([c.cell("ssn").alias("ssn")] if ssn_fields else []),
+    )
+    ssn_digits: frozenset[str] = frozenset()
+    id_is_ssn: list[tuple[int, str]] = []  # (line, column): an id that is the row's own ssn
+    if ssn_fields:
+        typed, ssn_digits, id_is_ssn = _hash_ssns(typed, key)
+    typed = typed.with_columns(
+        pl.lit(source_file, dtype=pl.String).alias("source_file"),
+        pl.lit(table.sheet, dtype=pl.String).alias("source_sheet"),
+        pl.col("__line").cast(pl.Int64).alias("source_line"),
+    )
+    target = schema.STAGED[dataset]
+    staged = typed.select("__line", *[pl.col(k).cast(dt) for k, dt in target.items()], *extras)
+    structural = structural_errors(table, source_file, raw, id_is_ssn)
+    structural += _profile_errors(c, source_file, unknown_codes, headers)
+    return StagedTable(dataset, c.profile.name, source_file, table.sheet, staged, text, headers, raw, structural,
+                       ssn_digits, list(table.ragged))
+
+
+ID_IS_SSN = {
+    "employee_id": "employee_id is the employee's ssn: use the employer's own employee number",
+    "employer_id": "employer_id is the employee's ssn (a shifted column?): the employer's 9-digit federal employer id belongs there",
+}
+
+
+def structural_errors(table, source_file: str, raw: pl.DataFrame, id_is_ssn: list[tuple[int, str]]) -> list[CellError]:
+    """Row rejects that precede validation: wrong field count, oversized cell, an id that is the
+    row's own ssn (``employee_id_is_ssn``, ``employer_id_is_ssn``: it would reach the lake)."""
+    errors: list[CellError] = []
+    where = source_file
+    for line, col in sorted(id_is_ssn):
+        errors.append(CellError(where, line, col, None, f"{col}_is_ssn", ID_IS_SSN[col]))
+    for line, cells in table.ragged:
+        errors.append(CellError(where, line, None, None, "field_count",
+                                f"{len(cells)} fields where the header has {len(table.headers)}"))
+    cols = [c for c in raw.columns if c != "__line"]
+    if cols:
+        # a cell of at most MAX_CELL_CHARS bytes has at most that many characters: count
+        # characters only on the rows with a long cell (len_bytes is O(1) per cell)
+        long_rows = raw.filter(pl.any_horizontal([pl.col(c).str.len_bytes() > MAX_CELL_CHARS for c in cols]))
+        too_long = long_rows.select(
+            "__line", *[(pl.col(c).str.len_chars() > MAX_CELL_CHARS).fill_null(False).alias(c) for c in cols]
+        )
+        mask = too_long.select(pl.any_horizontal(cols)).to_series()
+        for row in too_long.filter(mask).iter_rows(named=True):
+            for c in cols:
+                if row[c]:
+                    errors.append(CellError(where, row["__line"], c, None, "cell_too_long",
+                                            f"{c}: cell longer than {MAX_CELL_CHARS:,} characters"))
+    return errors

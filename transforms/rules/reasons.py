@@ -1,0 +1,35 @@
+"""N.J.S.A. 34:11-56a40(b), (c), (d)(2), (e) and (g): the reason codes of a decision.
+
+Spec sections 5 and 7.
+
+Every reason that applies is reported, sorted and ``;``-joined (spec section 5).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+# Reason codes (spec section 5 and 7).
+TAX_YEAR_BEFORE_2019 = "TAX_YEAR_BEFORE_2019"
+DUPLICATE_APPLICATION = "DUPLICATE_APPLICATION"
+WAGE_REDUCTION = "WAGE_REDUCTION"
+MISSING_EMPLOYER_RATES = "MISSING_EMPLOYER_RATES"
+LATE_APPLICATION = "LATE_APPLICATION"
+NOT_CERTIFIED = "NOT_CERTIFIED"
+NO_HOURS_IN_TAX_YEAR = "NO_HOURS_IN_TAX_YEAR"
+HOURS_DECREASED = "HOURS_DECREASED"
+NO_CREDIT_DUE = "NO_CREDIT_DUE"
+CAP_EXHAUSTED = "CAP_EXHAUSTED"
+
+# application-level reason -> its flag column
+APPLICATION_FLAGS = {
+    DUPLICATE_APPLICATION: "is_duplicate",
+    MISSING_EMPLOYER_RATES: "missing_rates",
+    WAGE_REDUCTION: "__wage_reduction",
+}
+
+
+def join_reasons(*flags: tuple[str, pl.Expr]) -> pl.Expr:
+    """Sorted, ';'-joined reason codes of the flags that are true."""
+    parts = [pl.when(expr).then(pl.lit(code)) for code, expr in sorted(flags, key=lambda f: f[0])]
+    return pl.concat_str(parts, separator=";", ignore_nulls=True).fill_null("")

@@ -1,0 +1,191 @@
+"""The inputs of a run: the submission staged through ingest into the lake, and the checks that
+stop a run before it decides anything (an incomplete submission, a file that could not be read,
+a tax year without applications or before the program).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from transforms import failpoints, schema
+from transforms.outputs import sha256_file, write_csv
+from transforms.pii import HashKey
+from transforms.reference.parameters import Parameters
+from transforms.schema import STAGED
+
+
+class RunError(RuntimeError):
+    """A run cannot proceed; the message says what to fix."""
+
+
+class SubmissionIncomplete(RunError):
+    """A file of the submission is missing or cannot be read: nothing may be decided on it."""
+
+
+# whole-file rejects of a dataset file that stop a run before it decides: its rows are unknown,
+# so deciding would turn a fault of the file into a final decision
+STOPPING_RULES = frozenset({"unknown_layout", "wrong_types", "encoding", "unreadable", "empty_file", "compressed_file",
+                            "binary_file", "utf16_without_bom", "symbolic_link", "not_a_file"})
+
+
+def check_complete(input_dir: Path, workdir: Path | None = None) -> None:
+    """Every file the spec requires is there, a regular file, readable, text with a header
+    (spec section 1); else ``SubmissionIncomplete`` naming each problem, before anything is
+    read into the lake or decided."""
+    from transforms.ingest.submission import discover, incomplete
+
+    if not any(e.dataset is not None for e in discover(input_dir, exclude=[workdir] if workdir else None)):
+        raise SubmissionIncomplete(
+            f"{input_dir}: no submission files found (expected payroll/*.csv, applications.csv, roster.csv, "
+            "certifications.csv, employer_rates.csv, or a vendor payroll export)")
+    problems = incomplete(input_dir, exclude=[workdir] if workdir else None)
+    if problems:
+        raise SubmissionIncomplete(f"{input_dir}: the submission is incomplete, nothing was decided: "
+                                   + "; ".join(problems) + ". Fix the submission and run again.")
+
+
+def check_files_read(report) -> None:
+    """No file of the layout was rejected whole (unknown layout, mostly wrong types, not text):
+    else ``SubmissionIncomplete`` naming them (the lake keeps what was read; nothing is decided)."""
+    bad = [f for f in report.files if f.dataset is not None and f.status == "rejected" and f.rows_accepted == 0
+           and any(r["rule"] in STOPPING_RULES for r in report.rejects.filter(
+               (pl.col("file").str.starts_with(f.file)) & pl.col("line").is_null()).iter_rows(named=True))]
+    if bad:
+        raise SubmissionIncomplete(
+            "nothing was decided: " + "; ".join(f"{f.file} could not be read ({f.message})" for f in bad)
+            + ". Correct or re-export these files (rejects.csv of `impcredit ingest` has the details), then run again.")
+
+
+@dataclass
+class StagedInputs:
+    frames: dict[str, pl.LazyFrame | pl.DataFrame]  # the staged datasets (lazy scans of the lake)
+    rejects: pl.DataFrame
+    files: list[dict]
+    key_source: str
+    key_id: str
+    report: object | None = None  # the ingest report (transforms.ingest.IngestReport)
+
+    @property
+    def rejected_rows(self) -> int:
+        """Input rows with at least one rejected cell (a whole-file reject counts once)."""
+        return self.rejects.select(pl.struct("file", "line")).n_unique() if self.rejects.height else 0
+
+    def write_rejects(self, out_dir: Path) -> None:
+        """rejects.csv (and one file per employer when the ingest report has them)."""
+        if self.report is not None:
+            self.report.write_rejects(out_dir)
+        else:
+            write_csv(self.rejects, out_dir / "rejects.csv")
+
+    @property
+    def inputs_sha256(self) -> str:
+        h = hashlib.sha256()
+        for f in sorted(self.files, key=lambda f: f["path"]):
+            h.update(f"{f['path']}\0{f['sha256']}\n".encode())
+        return h.hexdigest()
+
+
+def input_file_records(input_dir: Path, known: dict[str, str] | None = None) -> list[dict]:
+    """Every regular input file with its sha256 (``known``: hashes ingest already computed, by
+    path); a symbolic link is never followed (``submission.discover``)."""
+    from transforms.ingest.submission import discover
+
+    known = known or {}
+
+    def sha(e) -> str:
+        try:
+            return known.get(e.rel) or sha256_file(e.path)
+        except OSError:
+            return "unreadable"
+
+    return [{"path": e.rel, "sha256": sha(e), "bytes": e.path.stat().st_size}
+            for e in discover(input_dir) if e.kind == "file"]
+
+
+def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, docs_dir: Path | None = None) -> StagedInputs:
+    """Ingest the submission into the lake (vendor layouts, validation suites, quarantine; the
+    ssn is hashed on first read), then read every dataset back from the lake."""
+    from transforms.ingest import ingest_folder
+    from transforms.ingest.lake import scan_lake
+
+    check_complete(input_dir, workdir)
+    report = ingest_folder(input_dir, workdir, key, docs_dir=docs_dir)
+    check_files_read(report)
+    if not report.files:
+        raise RunError(
+            f"{input_dir}: no submission files found (expected payroll/*.csv, applications.csv, roster.csv, "
+            "certifications.csv, employer_rates.csv, or a vendor payroll export)"
+        )
+    frames = {name: scan_lake(workdir, name) for name in STAGED}
+    failpoints.hit("staged")
+    hashed = {f.file: f.sha256 for f in report.files}
+    return StagedInputs(frames, report.rejects, input_file_records(input_dir, hashed), key.source, key.key_id, report)
+
+
+class NothingToDecide(RunError):
+    """The submission holds nothing this run could decide; no run is recorded."""
+
+
+def quick_applications(input_dir: Path) -> pl.DataFrame | None:
+    """``tax_year, received_date`` of a canonical ``applications.csv``, read without staging
+    (for the CLI to refuse a mistyped year at once); None when it cannot be read that way."""
+    from transforms.ingest.parsing import received_at_expr
+
+    path = Path(input_dir) / "applications.csv"
+    try:
+        raw = pl.read_csv(path, infer_schema=False, columns=["tax_year", "received_at"], encoding="utf8-lossy")
+    except (OSError, pl.exceptions.PolarsError, ValueError):
+        return None
+    return raw.select(
+        pl.col("tax_year").str.strip_chars().cast(pl.Int32, strict=False),
+        received_at_expr(pl.col("received_at")).dt.convert_time_zone(schema.NJ_TZ).dt.date().alias("received_date"),
+    ).drop_nulls()
+
+
+def received_after(staged: StagedInputs, tax_year: int, as_of: dt.date) -> int:
+    """Applications of the tax year received after the as-of date (a later run sees them)."""
+    return staged.frames["applications"].lazy().filter(
+        (pl.col("tax_year") == tax_year) & (pl.col("received_date") > as_of)).select(pl.len()).collect().item()
+
+
+def first_tax_year(params: Parameters) -> int:
+    """The first tax year of the credit (program.first_tax_year, an open-ended constant)."""
+    return int(params.value("program.first_tax_year", dt.date(9999, 12, 31)))
+
+
+def check_tax_year(applications: pl.LazyFrame | pl.DataFrame, tax_year: int, as_of: dt.date, first_year: int, *,
+                   estimates: bool = False) -> int:
+    """A mistyped year is not a run: the staged applications must hold some for ``tax_year``,
+    received by ``as_of``. Returns how many were received after it (not seen by this run).
+
+    ``NothingToDecide`` when the submission holds no application at all, or only ones received
+    after the as-of date; ``RunError`` naming the years it holds when none is for ``tax_year``
+    (naming ``first_year`` too when ``tax_year`` is before it)."""
+    apps = applications.lazy().select("tax_year", "received_date").collect()
+    if apps.height == 0:
+        raise NothingToDecide("nothing to decide: the submission holds no application")
+    years = dict(sorted(apps.group_by("tax_year").len().iter_rows()))
+    if tax_year not in years and estimates:
+        raise NothingToDecide(f"nothing received yet for tax year {tax_year}: the submission holds no estimate request "
+                              f"(application) for it")
+    if tax_year not in years:
+        held = ", ".join(f"{y} ({n} application{'s' if n != 1 else ''})" for y, n in years.items())
+        before = (f"tax year {tax_year} is before {first_year}, the first tax year of the credit "
+                  f"(N.J.S.A. 34:11-56a40(e)); " if tax_year < first_year else "")
+        raise RunError(f"{before}the submission holds no application for tax year {tax_year}; it holds {held}. "
+                       "Check --tax-year")
+    mine = apps.filter(pl.col("tax_year") == tax_year)
+    late = mine.filter(pl.col("received_date") > as_of)
+    if late.height == mine.height:
+        if estimates:
+            raise NothingToDecide(f"nothing received yet for tax year {tax_year} as of {as_of}: its {mine.height} "
+                                  f"request(s) were received later (the first on {late.get_column('received_date').min()})")
+        raise NothingToDecide(
+            f"nothing to decide for tax year {tax_year} as of {as_of}: its {mine.height} application(s) were "
+            f"received after that date (the first on {late.get_column('received_date').min()}); run with a later --as-of")
+    return late.height

@@ -1,0 +1,129 @@
+"""What a run records: its summary, its id, the code version, the cap it allocates against and
+its ledger row; and the lock that keeps one run at a time on a workdir."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from transforms import schema
+from transforms.award import ledger
+from transforms.reference.parameters import Parameters
+from transforms.runs.inputs import RunError, StagedInputs
+from transforms.settings import Settings
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    kind: str
+    tax_year: int
+    as_of: dt.date
+    approval_year: int
+    policy: str
+    cap: float
+    applications: int
+    employee_years: int
+    eligible_employee_years: int
+    requested: float
+    awarded: float
+    approved_before: float
+    cap_left: float
+    rejected_rows: int
+    statuses: dict[str, int]
+    outputs: list[str] = field(default_factory=list)
+    out_dir: str = ""
+    workdir: str = ""
+    key_source: str = ""
+    received_after_as_of: int = 0  # applications of the tax year received after the as-of date: not seen
+    awarded_now: float = 0.0  # awards made (or changed, by amendments) by this run
+    awarded_earlier: float = 0.0  # awards of earlier runs this run reports as they were
+    changes: list[str] = field(default_factory=list)  # what changed since the last run (transforms.award.changes)
+    changes_counts: dict[str, int] = field(default_factory=dict)
+    inputs_changed: bool = False
+    elapsed_s: float = 0.0
+    prefect_flow_run: str | None = None  # the flow run's id in Prefect (set by the flow)
+
+    def to_dict(self) -> dict:
+        d = dict(self.__dict__)
+        d["as_of"] = self.as_of.isoformat()
+        return d
+
+
+@contextmanager
+def workdir_lock(workdir: Path, *, wait_seconds: float = 0.0):
+    """One run at a time per workdir: a second one waits up to ``wait_seconds``, then refuses."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(workdir / ".impcredit.lock"))
+    try:
+        lock.acquire(timeout=wait_seconds)
+    except Timeout:
+        raise RunError(
+            f"another run is using the workdir {workdir}; wait for it to finish "
+            "(or pass --wait SECONDS to queue behind it)"
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def new_run_id(kind: str, tax_year: int, inputs_sha: str) -> str:
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    return f"{kind}-{tax_year}-{stamp}-{inputs_sha[:8]}"
+
+
+def code_version() -> str:
+    version = metadata.version("impcredit")
+    try:
+        sha = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=5
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        sha = ""
+    return f"{version}+{sha}" if sha else version
+
+
+def cap_cents(params: Parameters, settings: Settings, as_of: dt.date) -> int:
+    cap = settings.allocation.cap
+    if cap is None:
+        cap = params.value("program.annual_cap", as_of)
+    return int(round(cap * 100))
+
+
+def nj_time(utc: dt.datetime) -> str:
+    """A UTC instant (naive or aware) as New Jersey local time, e.g. 2024-07-01 09:30 EDT."""
+    from zoneinfo import ZoneInfo
+
+    aware = utc if utc.tzinfo else utc.replace(tzinfo=dt.UTC)
+    return aware.astimezone(ZoneInfo(schema.NJ_TZ)).strftime("%Y-%m-%d %H:%M %Z")
+
+
+def run_record(summary: RunSummary, *, started_at: dt.datetime, settings: Settings, params: Parameters,
+               staged: StagedInputs, quarter: int | None = None) -> dict:
+    return {
+        "run_id": summary.run_id,
+        "kind": summary.kind,
+        "tax_year": summary.tax_year,
+        "quarter": quarter,
+        "as_of": summary.as_of,
+        "approval_year": summary.approval_year,
+        "policy": summary.policy,
+        "cap_cents": int(round(summary.cap * 100)),
+        "settings_json": json.dumps(settings.model_dump(), sort_keys=True),
+        "params_version": params.version,
+        "inputs_sha256": staged.inputs_sha256,
+        "status": "completed with rejections" if summary.rejected_rows else "completed",
+        "started_at": started_at,
+        "committed_at": ledger.now_utc(),
+        "summary_json": json.dumps({k: v for k, v in summary.to_dict().items() if k != "outputs"}, sort_keys=True),
+    }
