@@ -58,12 +58,18 @@ def _sheet(frame: pl.DataFrame) -> str:
             f'state="frozen"/></sheetView></sheetViews><sheetData>{head}{rows}{more}</sheetData></worksheet>')
 
 
+# every part of the zip carries this time, not the clock's: the same run writes the same bytes
+ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+
+
 def write_workbook(path: Path, sheets: dict[str, pl.DataFrame]) -> Path:
-    """One sheet per frame (its columns as they are), written atomically."""
+    """One sheet per frame (its columns as they are), written atomically; the same sheets give
+    the same bytes."""
     path.parent.mkdir(parents=True, exist_ok=True)
     names = [n[:31] for n in sheets]
     tmp = path.with_name(f".{path.name}.tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        z = _Parts(zf)
         z.writestr("[Content_Types].xml", (
             '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
             '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
@@ -91,3 +97,15 @@ def write_workbook(path: Path, sheets: dict[str, pl.DataFrame]) -> Path:
             z.writestr(f"xl/worksheets/sheet{i}.xml", _sheet(frame))
     tmp.replace(path)
     return path
+
+
+class _Parts:
+    """``writestr`` of a zip file with every part dated ``ZIP_TIME``."""
+
+    def __init__(self, zf: zipfile.ZipFile) -> None:
+        self.zf = zf
+
+    def writestr(self, name: str, data: str) -> None:
+        info = zipfile.ZipInfo(name, date_time=ZIP_TIME)
+        info.compress_type = zipfile.ZIP_DEFLATED
+        self.zf.writestr(info, data, compresslevel=1)

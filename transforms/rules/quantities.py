@@ -15,6 +15,7 @@ import datetime as dt
 import polars as pl
 
 from transforms.reference.parameters import Parameters
+from transforms.rules.rounding import exact_sum
 from transforms.rules.spreading import spread_payroll
 from transforms.settings import RuleSettings
 
@@ -60,16 +61,16 @@ def employee_year_quantities(
     in_p = pl.col("year") == p
     req = (pl.col("hours") + ot_factor * pl.col("ot_hours")) * pl.col("mw")
     return per_seg.group_by("application_id", "employee_id").agg(
-        pl.col("hours").filter(in_t).sum().alias("H_t"),
-        pl.col("hours").filter(in_p).sum().alias("H_p"),
-        pl.col("hours").filter(pl.col("year") == t - 2).sum().alias("H_pp"),
-        pl.col("wages").filter(in_t).sum().alias("W_t"),
-        pl.col("wages").filter(in_p).sum().alias("W_p"),
-        pl.col("wages").filter(in_p & (pl.col("half") == 1)).sum().alias("W1_p"),
-        pl.col("wages").filter(pl.col("year") == t - 2).sum().alias("W_pp"),
-        pl.col("taxes").filter(in_p).sum().alias("T_p"),
-        req.filter(in_t).sum().alias("RW_t"),
-        req.filter(in_t & (pl.col("half") == 1)).sum().alias("RW1"),
+        exact_sum(pl.col("hours").filter(in_t)).alias("H_t"),
+        exact_sum(pl.col("hours").filter(in_p)).alias("H_p"),
+        exact_sum(pl.col("hours").filter(pl.col("year") == t - 2)).alias("H_pp"),
+        exact_sum(pl.col("wages").filter(in_t)).alias("W_t"),
+        exact_sum(pl.col("wages").filter(in_p)).alias("W_p"),
+        exact_sum(pl.col("wages").filter(in_p & (pl.col("half") == 1))).alias("W1_p"),
+        exact_sum(pl.col("wages").filter(pl.col("year") == t - 2)).alias("W_pp"),
+        exact_sum(pl.col("taxes").filter(in_p)).alias("T_p"),
+        exact_sum(req.filter(in_t)).alias("RW_t"),
+        exact_sum(req.filter(in_t & (pl.col("half") == 1))).alias("RW1"),
     )
 
 

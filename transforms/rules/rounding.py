@@ -24,3 +24,15 @@ def round_cents(expr: pl.Expr) -> pl.Expr:
 def round2(expr: pl.Expr) -> pl.Expr:
     """Round half up to 2 decimals (hours), as a float."""
     return round_cents(expr) / 100
+
+
+# Sums of many float terms (hours, wages and taxes spread over days) are taken in decimal: a
+# float sum depends on the order of its terms, which a parallel group_by does not fix, so the same
+# run could differ in the last bit from one rerun to the next. Each term is rounded to 1e-12 (far
+# below the cent guard ROUND_EPS) and the decimal sum is exact, whatever the order.
+SUM_TYPE = pl.Decimal(38, 12)
+
+
+def exact_sum(expr: pl.Expr) -> pl.Expr:
+    """``expr.sum()`` as a float that does not depend on the order of the terms."""
+    return expr.cast(SUM_TYPE).sum().cast(pl.Float64)

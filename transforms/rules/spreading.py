@@ -13,6 +13,7 @@ import datetime as dt
 import polars as pl
 
 from transforms.reference.parameters import Parameters
+from transforms.rules.rounding import exact_sum
 from transforms.schema import WAGE_CATEGORIES
 from transforms.settings import RuleSettings
 
@@ -93,10 +94,10 @@ def spread_payroll(
     ).dt.total_days() + 1
     frac = overlap.cast(pl.Float64) / pl.col("__n")
     return lf.group_by("employer_id", "employee_id", "seg_id").agg(
-        (pl.col("hours") * frac).sum().alias("hours"),
-        (pl.col("gross_wages") * frac).sum().alias("wages"),
-        (pl.col("employer_taxes") * frac).sum().alias("taxes"),
-        (pl.col("__ot") * frac).sum().alias("ot_hours"),
+        exact_sum(pl.col("hours") * frac).alias("hours"),
+        exact_sum(pl.col("gross_wages") * frac).alias("wages"),
+        exact_sum(pl.col("employer_taxes") * frac).alias("taxes"),
+        exact_sum(pl.col("__ot") * frac).alias("ot_hours"),
     )
 
 

@@ -120,10 +120,10 @@ def write_outputs(
     write_csv(emp, staging.path("employee_credits.csv"))
     write_csv(awards, staging.path("awards.csv"))
     staged.write_rejects(staging.dir)
-    # Employee-years with every quantity (for explain and audit), no ssn.
-    result.employees.drop([c for c in result.employees.columns if c.startswith("__")]).write_parquet(
-        staging.path("employee_years.parquet")
-    )
+    # Employee-years with every quantity (for explain and audit), no ssn; in a stable order (a
+    # group_by's order is not)
+    result.employees.drop([c for c in result.employees.columns if c.startswith("__")]).sort(
+        "application_id", "employee_id").write_parquet(staging.path("employee_years.parquet"))
     statuses = dict(sorted(awards.group_by("status").len().iter_rows()))
     summary = RunSummary(
         run_id=run_id,

@@ -225,6 +225,9 @@ def _write_xlsx(path: Path, rows: list[list]) -> None:
     for r in rows:
         by_year.setdefault(r[3].year, []).append(r)
     wb = xlsxwriter.Workbook(str(path))
+    # dated by the data, not the clock: the same seed writes the same bytes
+    latest = max((r[4] for r in rows), default=date(2000, 1, 1))
+    wb.set_properties({"created": datetime.combine(latest, datetime.min.time())})
     datefmt = wb.add_format({"num_format": "mm/dd/yyyy"})
     money = wb.add_format({"num_format": "$#,##0.00"})
     for year in sorted(by_year) or [date.today().year]:
