@@ -1,0 +1,115 @@
+"""What the bench measures at each size: the floor, an end-to-end annual run, the credit engine
+alone and the row-by-row reference (see bench/README.md)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import shutil
+import textwrap
+from pathlib import Path
+
+from bench import reference as ref
+from bench.harness import AS_OF, IMPCREDIT, PY, REPO, TAX_YEAR, measure, tail
+
+
+def annual_argv(input_dir: Path, runs_dir: Path, name: str) -> tuple[Path, Path, list[str]]:
+    """Fresh ``<name>-out`` / ``<name>-work`` folders and the ``annual`` arguments using them."""
+    out, work = runs_dir / f"{name}-out", runs_dir / f"{name}-work"
+    for d in (out, work):
+        if d.exists():
+            shutil.rmtree(d)
+    argv = ["annual", "--input", str(input_dir), "--tax-year", str(TAX_YEAR), "--as-of", AS_OF,
+            "--out", str(out), "--workdir", str(work)]
+    return out, work, argv
+
+
+STAGE_LINE = re.compile(r" impcredit (?P<name>[a-z][a-z -]*): .*\((?P<s>\d+(?:\.\d+)?) s\)\s*$")
+
+
+def stage_seconds(log: Path) -> dict[str, float]:
+    """The seconds of each stage line a run printed (``transforms.stages``; 0.1 s resolution)."""
+    out: dict[str, float] = {}
+    for line in log.read_text(errors="replace").splitlines():
+        m = STAGE_LINE.search(line)
+        if m:
+            out[m["name"]] = round(out.get(m["name"], 0.0) + float(m["s"]), 1)
+    return out
+
+
+def end_to_end(input_dir: Path, runs_dir: Path, name: str) -> dict:
+    out, work, argv = annual_argv(input_dir, runs_dir, name)
+    m = measure([str(IMPCREDIT), *argv], runs_dir / f"{name}.log")
+    m["out"] = str(out)
+    m["work"] = str(work)
+    m["stages"] = stage_seconds(REPO / m["log"])
+    if m["returncode"] != 0:
+        m["error"] = tail(REPO / m["log"])
+    return m
+
+
+FLOOR = textwrap.dedent("""
+    import sys, glob, polars as pl
+    files = sorted(glob.glob(sys.argv[1] + "/payroll/*.csv"))
+    pl.scan_csv(files).sink_parquet(sys.argv[2])
+""")
+
+
+def floor(input_dir: Path, runs_dir: Path, name: str) -> dict:
+    target = runs_dir / f"{name}-floor.parquet"
+    m = measure([PY, "-c", FLOOR, str(input_dir), str(target)], runs_dir / f"{name}-floor.log")
+    if target.exists():
+        m["parquet_bytes"] = target.stat().st_size
+        target.unlink()
+    return m
+
+
+ENGINE_CORE = textwrap.dedent("""
+    import datetime as dt, json, sys, time
+    from pathlib import Path
+    import polars as pl
+    from transforms.runs.annual import compute
+    from transforms.ingest.lake import scan_lake
+    from transforms.reference.parameters import load_parameters
+    from transforms.schema import STAGED
+    from transforms.settings import Settings
+    wd, tax_year, as_of = Path(sys.argv[1]), int(sys.argv[2]), dt.date.fromisoformat(sys.argv[3])
+    params, best = load_parameters(), None
+    for _ in range(3):
+        frames = {n: scan_lake(wd, n) for n in STAGED}
+        t = time.perf_counter()
+        res = compute(frames, tax_year, as_of, params, Settings())
+        best = min(best or 1e9, time.perf_counter() - t)
+    rows = scan_lake(wd, "payroll").select(pl.len()).collect().item()
+    print(json.dumps({"seconds": best, "payroll_rows": rows, "employee_years": res.employees.height}))
+""")
+
+
+def engine_core(work: Path, runs_dir: Path, name: str) -> dict:
+    """The credit engine alone (spec 3-6, vectorised) over the lake the end-to-end run wrote:
+    the like-for-like counterpart of the row-by-row reference (best of 3, per lake row)."""
+    m = measure([PY, "-c", ENGINE_CORE, str(work), str(TAX_YEAR), AS_OF], runs_dir / f"{name}-engine-core.log")
+    try:
+        inner = json.loads((REPO / m["log"]).read_text().strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {**m, "error": tail(REPO / m["log"])}
+    return {**m, **inner, "s_per_row": inner["seconds"] / max(inner["payroll_rows"], 1)}
+
+
+def reference_check(input_dir: Path, engine_out: Path | None, n_employers: int) -> dict:
+    files, emps = ref.sample_employers(input_dir, n_employers)
+    as_of = dt.date.fromisoformat(AS_OF)
+    res, stats = ref.reference_credits(
+        input_dir, TAX_YEAR, as_of, employers=emps, payroll_files=files
+    )
+    stats["s_per_row"] = stats["seconds"] / max(stats["payroll_rows"], 1)
+    out: dict = {"timed_float": stats}
+    if engine_out is not None and (engine_out / "employee_credits.csv").exists():
+        exact, xstats = ref.reference_credits(
+            input_dir, TAX_YEAR, as_of, employers=emps, payroll_files=files, exact=True
+        )
+        out["exact_seconds"] = round(xstats["seconds"], 3)
+        out["compare_float"] = ref.compare(res, engine_out / "employee_credits.csv", emps, exact)
+        out["compare_exact"] = ref.compare(exact, engine_out / "employee_credits.csv", emps)
+    return out
