@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from bench.harness import AS_OF, IMPCREDIT, PY, REPO, TAX_YEAR, child_env, measure, tail
+from bench.measures import stage_seconds
 
 DASK_WORKERS = 2
 DASK_CLUSTER = """
@@ -28,6 +29,7 @@ while True:
 
 def _run(argv: list[str], runs_dir: Path, name: str) -> dict:
     m = measure([str(IMPCREDIT), *argv], runs_dir / f"{name}.log")
+    m["stages"] = stage_seconds(REPO / m["log"])
     if m["returncode"] != 0:
         m["error"] = tail(REPO / m["log"])
     return m
