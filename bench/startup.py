@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import statistics
+import subprocess
 import textwrap
 from pathlib import Path
 
@@ -82,8 +83,6 @@ def _median(values: list[float]) -> float:
 
 def startup(runs_dir: Path, seed: int, repeat: int) -> dict:
     """Cold and warm 5-employer annual runs, warm what-ifs, and the parts of a warm annual run."""
-    import subprocess
-
     src, info = dataset(EMPLOYERS, seed)
     subprocess.run([str(IMPCREDIT), "api", "stop"], env=child_env(), cwd=REPO, capture_output=True)
     cold, work = _annual(src, runs_dir, "startup-annual-cold")

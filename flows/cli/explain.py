@@ -128,10 +128,8 @@ def explain(
 
     Example: impcredit explain --tax-year 2023 --employer 100000001 --employee E1
     """
-    err = Console(stderr=True)
     if format not in ("text", "json"):
-        err.print(f"[bold red]error:[/] --format must be text or json, not {format!r}")
-        raise typer.Exit(2)
+        common.fail(f"--format must be text or json, not {format!r}")
     out = out or common.DATA / "out" / f"annual-{tax_year}"
     from transforms.products.explain import ExplainError
     from transforms.products.explain import explain as run_explain
@@ -140,8 +138,7 @@ def explain(
     try:
         result = run_explain(workdir, out, tax_year, employer, employee, load_parameters(), application_id=application)
     except (ExplainError, ParameterError, OSError) as exc:
-        err.print(f"[bold red]error:[/] {exc}")
-        raise typer.Exit(2) from None
+        common.fail(str(exc))
     if format == "json":
         print(json.dumps(result, indent=2, sort_keys=True, default=str))
     else:
