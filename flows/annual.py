@@ -19,10 +19,10 @@ from transforms.settings import Settings
 
 
 @task(cache_policy=NO_CACHE)
-def stage(input_dir: Path, workdir: Path) -> steps.StagedInputs:
+def stage(input_dir: Path, workdir: Path, data_docs: bool = False) -> steps.StagedInputs:
     """The key is read here, where it is used: never a flow or task parameter (those are stored
     in Prefect's database)."""
-    return steps.stage_inputs(input_dir, workdir, hash_key())
+    return steps.stage_inputs(input_dir, workdir, hash_key(), data_docs=data_docs)
 
 
 @task(cache_policy=NO_CACHE)
@@ -57,12 +57,15 @@ def annual_flow(
     settings: Settings,
     wait_seconds: float = 0.0,
     batches: int = 1,
+    data_docs: bool = False,
 ) -> steps.RunSummary:
+    """``data_docs``: validate with Great Expectations itself and write its Data Docs into
+    ``out_dir/data_docs`` (GX is slower than the suites compiled to Polars: off by default)."""
     logger = get_run_logger()
     started_at = ledger.now_utc()
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
         steps.clean_stale_staging(out_dir)
-        staged = stage(input_dir, workdir)
+        staged = stage(input_dir, workdir, data_docs)
         steps.check_tax_year(staged.frames["applications"], tax_year, as_of, steps.first_tax_year(params))
         run_id = steps.new_run_id("annual", tax_year, staged.inputs_sha256)
         flow_run_id = _env.name_flow_run(run_id)

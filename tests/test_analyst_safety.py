@@ -239,3 +239,25 @@ def test_no_application_at_all_is_nothing_to_decide(base, tmp_path):
     nothing_written(tmp_path)
     r = annual(base, tmp_path, "--as-of", "2024-01-02")  # before any application was received
     assert r.exit_code == 0 and "nothing to decide for tax year 2023 as of 2024-01-02" in r.output
+
+
+# --- 10. everything findable: Data Docs of an annual run ------------------------------------------
+
+def test_an_annual_run_writes_gx_data_docs_when_asked_and_links_them(base, tmp_path):
+    import json
+
+    r = annual(base, tmp_path, "--data-docs")
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "out"
+    docs = out / "data_docs" / "index.html"
+    assert docs.is_file()
+    pages = [p for p in (out / "data_docs").rglob("*.html") if p.name != "index.html"]
+    assert len(pages) >= 5  # a validation result page per file validated (payroll files and the others)
+    assert json.loads((out / "manifest.json").read_text())["data_docs"] == "data_docs/index.html"
+    assert 'href="data_docs/index.html"' in (out / "index.html").read_text()
+    assert "Data Docs (Great Expectations)" in r.output  # the summary names them
+    assert not (tmp_path / "work" / ".data_docs").exists()
+    # without the flag: no Data Docs (the suites run compiled to Polars)
+    r = annual(base, tmp_path / "plain")
+    assert r.exit_code == 0 and not (tmp_path / "plain" / "out" / "data_docs").exists()
+    assert json.loads((tmp_path / "plain" / "out" / "manifest.json").read_text())["data_docs"] is None

@@ -175,6 +175,9 @@ def print_summary(summary, elapsed: float | None = None) -> None:
         groups[name] = groups.get(name, 0) + 1
     for name, n in sorted(groups.items()):
         t.add_row("", f"{name} ({n} files)" if name.endswith("/") else name)
+    docs = Path(summary.out_dir) / "data_docs" / "index.html"
+    if str(docs) in summary.outputs:
+        t.add_row("Data Docs (Great Expectations)", str(docs))
     t.add_row("Ledger", str(Path(summary.workdir) / "impcredit.duckdb"))
     link = api.flow_run_link(getattr(summary, "prefect_flow_run", None))
     if link:

@@ -120,6 +120,7 @@ def write_outputs(
     write_csv(emp, staging.path("employee_credits.csv"))
     write_csv(awards, staging.path("awards.csv"))
     staged.write_rejects(staging.dir)
+    data_docs = staged.write_data_docs(staging.dir)
     # Employee-years with every quantity (for explain and audit), no ssn; in a stable order (a
     # group_by's order is not)
     result.employees.drop([c for c in result.employees.columns if c.startswith("__")]).sort(
@@ -160,6 +161,7 @@ def write_outputs(
             k: str(v) for k, v in params.overrides.items()}},
         "inputs": {"sha256": staged.inputs_sha256, "files": staged.files},
         "ssn_hash_key": {"source": "demo" if staged.key_source == "demo" else "configured", "key_id": staged.key_id},
+        "data_docs": data_docs,
         "code_version": code_version(),
         "row_counts": {
             "applications": awards.height,

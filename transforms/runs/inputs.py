@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,11 +70,19 @@ class StagedInputs:
     key_source: str
     key_id: str
     report: object | None = None  # the ingest report (transforms.ingest.IngestReport)
+    docs_dir: Path | None = None  # GX Data Docs of the files this run validated (``data_docs``)
 
     @property
     def rejected_rows(self) -> int:
         """Input rows with at least one rejected cell (a whole-file reject counts once)."""
         return self.rejects.select(pl.struct("file", "line")).n_unique() if self.rejects.height else 0
+
+    def write_data_docs(self, out_dir: Path) -> str | None:
+        """Move the run's GX Data Docs into ``out_dir/data_docs``; their index, or None."""
+        if self.docs_dir is None or not (self.docs_dir / "index.html").is_file():
+            return None
+        shutil.move(str(self.docs_dir), str(out_dir / "data_docs"))
+        return "data_docs/index.html"
 
     def write_rejects(self, out_dir: Path) -> None:
         """rejects.csv (and one file per employer when the ingest report has them)."""
@@ -107,13 +116,18 @@ def input_file_records(input_dir: Path, known: dict[str, str] | None = None) -> 
             for e in discover(input_dir) if e.kind == "file"]
 
 
-def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, docs_dir: Path | None = None) -> StagedInputs:
+def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: bool = False) -> StagedInputs:
     """Ingest the submission into the lake (vendor layouts, validation suites, quarantine; the
-    ssn is hashed on first read), then read every dataset back from the lake."""
+    ssn is hashed on first read), then read every dataset back from the lake. ``data_docs``:
+    validate with Great Expectations itself and keep its Data Docs of the files validated
+    (``StagedInputs.write_data_docs``)."""
     from transforms.ingest import ingest_folder
     from transforms.ingest.lake import scan_lake
 
     check_complete(input_dir, workdir)
+    docs_dir = workdir / ".data_docs" if data_docs else None
+    if docs_dir is not None:
+        shutil.rmtree(docs_dir, ignore_errors=True)  # a crashed run's (one run at a time per workdir)
     report = ingest_folder(input_dir, workdir, key, docs_dir=docs_dir)
     check_files_read(report)
     if not report.files:
@@ -124,7 +138,8 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, docs_dir: Path
     frames = {name: scan_lake(workdir, name) for name in STAGED}
     failpoints.hit("staged")
     hashed = {f.file: f.sha256 for f in report.files}
-    return StagedInputs(frames, report.rejects, input_file_records(input_dir, hashed), key.source, key.key_id, report)
+    return StagedInputs(frames, report.rejects, input_file_records(input_dir, hashed), key.source, key.key_id, report,
+                        docs_dir)
 
 
 class NothingToDecide(RunError):
