@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 from typing import Annotated
@@ -24,8 +23,9 @@ def annual(
     wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.", metavar="SECONDS")] = 0.0,
     batches: Annotated[int, typer.Option("--batches", help="Employer batches to compute in parallel.", metavar="N")] = 1,
     dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP, metavar="ADDRESS")] = None,
-    data_docs: Annotated[bool, typer.Option("--data-docs", help="Validate with Great Expectations itself and write its "
-                                            "Data Docs into --out/data_docs (about 9 s more per 1M rows).")] = False,
+    data_docs: Annotated[bool, typer.Option("--data-docs", envvar="IMPCREDIT_DATA_DOCS", help="Validate with Great "
+                                            "Expectations itself and write its Data Docs into --out/data_docs (about "
+                                            "9 s more per 1M rows).")] = False,
 ) -> None:
     """Compute credits, decide applications against the cap and write the award files.
 
@@ -57,7 +57,7 @@ def annual(
             summary = with_task_runner(annual_flow, dask_address)(
                 input_dir=input.resolve(), tax_year=tax_year, as_of=as_of_date, out_dir=out.resolve(),
                 workdir=workdir.resolve(), params=params, settings=settings, wait_seconds=wait,
-                batches=n, data_docs=data_docs or os.environ.get("IMPCREDIT_DATA_DOCS") == "1",
+                batches=n, data_docs=data_docs,
             )
     except common.known_errors() as exc:
         common.fail_or_nothing(exc)

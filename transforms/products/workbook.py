@@ -68,9 +68,8 @@ def write_workbook(path: Path, sheets: dict[str, pl.DataFrame]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     names = [n[:31] for n in sheets]
     tmp = path.with_name(f".{path.name}.tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
-        z = _Parts(zf)
-        z.writestr("[Content_Types].xml", (
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
+        _put(z, "[Content_Types].xml", (
             '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
             '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
             '<Default Extension="xml" ContentType="application/xml"/>'
@@ -79,33 +78,28 @@ def write_workbook(path: Path, sheets: dict[str, pl.DataFrame]) -> Path:
             + "".join(f'<Override PartName="/xl/worksheets/sheet{i}.xml" ContentType="application/vnd.openxmlformats-'
                       'officedocument.spreadsheetml.worksheet+xml"/>' for i in range(1, len(names) + 1))
             + "</Types>"))
-        z.writestr("_rels/.rels", (
+        _put(z, "_rels/.rels", (
             '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
             f'<Relationship Id="rId1" Type="{REL}/officeDocument" Target="xl/workbook.xml"/></Relationships>'))
-        z.writestr("xl/workbook.xml", (
+        _put(z, "xl/workbook.xml", (
             f'<workbook xmlns="{NS}" xmlns:r="{REL}"><sheets>'
             + "".join(f'<sheet name="{escape(n, {chr(34): "&quot;"})}" sheetId="{i}" r:id="rId{i}"/>'
                       for i, n in enumerate(names, start=1))
             + "</sheets></workbook>"))
-        z.writestr("xl/_rels/workbook.xml.rels", (
+        _put(z, "xl/_rels/workbook.xml.rels", (
             '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
             + "".join(f'<Relationship Id="rId{i}" Type="{REL}/worksheet" Target="worksheets/sheet{i}.xml"/>'
                       for i in range(1, len(names) + 1))
             + f'<Relationship Id="rId{len(names) + 1}" Type="{REL}/styles" Target="styles.xml"/></Relationships>'))
-        z.writestr("xl/styles.xml", STYLES)
+        _put(z, "xl/styles.xml", STYLES)
         for i, frame in enumerate(sheets.values(), start=1):
-            z.writestr(f"xl/worksheets/sheet{i}.xml", _sheet(frame))
+            _put(z, f"xl/worksheets/sheet{i}.xml", _sheet(frame))
     tmp.replace(path)
     return path
 
 
-class _Parts:
-    """``writestr`` of a zip file with every part dated ``ZIP_TIME``."""
-
-    def __init__(self, zf: zipfile.ZipFile) -> None:
-        self.zf = zf
-
-    def writestr(self, name: str, data: str) -> None:
-        info = zipfile.ZipInfo(name, date_time=ZIP_TIME)
-        info.compress_type = zipfile.ZIP_DEFLATED
-        self.zf.writestr(info, data, compresslevel=1)
+def _put(z: zipfile.ZipFile, name: str, data: str) -> None:
+    """Write one part of the zip, dated ``ZIP_TIME``."""
+    info = zipfile.ZipInfo(name, date_time=ZIP_TIME)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    z.writestr(info, data, compresslevel=1)
