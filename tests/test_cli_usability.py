@@ -86,10 +86,10 @@ def test_explain_defaults_its_folders_and_says_what_is_unknown(prefect_harness, 
     r = cli("runs", "--workdir", tmp_path / "data" / "work")
     assert r.exit_code == 0 and max(len(line) for line in r.output.splitlines()) <= 80
     assert "annual" in r.output and "annual-2023-" not in r.output
-    from flows.cli.history import _short
+    from transforms.runs.record import short_run_id
 
-    assert _short("annual-2023-20261203T140335774626Z-9f066d52") == "14033577"  # the id's time, one per run
-    assert _short("reopen-2023-20261203T140341160022Z-26a4eef1") == "14034116"
+    assert short_run_id("annual-2023-20261203T140335774626Z-9f066d52") == "14033577"  # the id's time, one per run
+    assert short_run_id("reopen-2023-20261203T140341160022Z-26a4eef1") == "14034116"
     assert "annual-2023-" in cli("runs", "--workdir", tmp_path / "data" / "work", "--long").output
 
 

@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from flows.cli import common
+from transforms.runs.record import short_run_id
 
 
 def runs(
@@ -54,16 +55,6 @@ def runs(
                       str(s.get("applications", "")), f"{s.get('requested', 0):,.2f}", new, f"{s.get('awarded', 0):,.2f}",
                       secs, changed)
         else:
-            t.add_row(r["committed_at"].strftime("%m-%d %H:%M"), _short(r["run_id"]), kind[:18],
+            t.add_row(r["committed_at"].strftime("%m-%d %H:%M"), short_run_id(r["run_id"]), kind[:18],
                       str(r["tax_year"]), str(r["as_of"]), str(s.get("applications", "")), new, secs, changed)
     common.console.print(t)
-
-
-def _short(run_id: str) -> str:
-    """A run's short name in 80 columns: the time of its id to the hundredth of a second
-    (``annual-2023-20261203T140335774626Z-9f066d52`` -> ``14033577``): one per run, where the
-    id's last part (the inputs' hash) repeats for runs of the same inputs."""
-    parts = run_id.split("-")
-    stamp = next((p for p in parts if len(p) > 15 and "T" in p), "")
-    return stamp[9:17] if stamp else parts[-1][:8]
-

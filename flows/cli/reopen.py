@@ -47,8 +47,7 @@ def reopen(
                 row = cur.row(0, named=True)
                 now = ledger.now_utc()
                 today = _dt.date.today()
-                run_id = (f"reopen-{row['tax_year']}-{now.strftime('%Y%m%dT%H%M%S%fZ')}-"
-                          f"{hashlib.sha256(application.encode()).hexdigest()[:8]}")
+                run_id = steps.new_run_id("reopen", row["tax_year"], hashlib.sha256(application.encode()).hexdigest())
                 record = {
                     "run_id": run_id, "kind": "reopen", "tax_year": row["tax_year"], "quarter": None, "as_of": today,
                     "approval_year": today.year, "policy": "", "cap_cents": 0, "settings_json": "{}", "params_version": "",

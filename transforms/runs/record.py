@@ -82,6 +82,15 @@ def new_run_id(kind: str, tax_year: int, inputs_sha: str) -> str:
     return f"{kind}-{tax_year}-{stamp}-{inputs_sha[:8]}"
 
 
+def short_run_id(run_id: str) -> str:
+    """A run's short name in 80 columns: the time of its id to the hundredth of a second
+    (``annual-2023-20261203T140335774626Z-9f066d52`` -> ``14033577``): one per run, where the
+    id's last part (the inputs' hash) repeats for runs of the same inputs."""
+    parts = run_id.split("-")
+    stamp = next((p for p in parts if len(p) > 15 and "T" in p), "")
+    return stamp[9:17] if stamp else parts[-1][:8]
+
+
 def code_version() -> str:
     version = metadata.version("impcredit")
     try:
