@@ -183,7 +183,8 @@ def dataset(employers: int, seed: int) -> tuple[Path, dict]:
         from pathlib import Path
         from transforms.synthetic.generate import generate_submission
         t0 = time.perf_counter()
-        s = generate_submission(Path({str(d)!r}), employers={employers}, seed={seed}, tax_year={TAX_YEAR})
+        s = generate_submission(Path({str(d)!r}), employers={employers}, seed={seed}, tax_year={TAX_YEAR},
+                                groups_and_fiscal=False)
         print(json.dumps({{"employers": s.employers, "payroll_rows": s.payroll_rows, "files": s.files,
                           "employees": s.employees, "applications": s.applications, "rostered": s.rostered,
                           "generate_s": round(time.perf_counter() - t0, 2)}}))

@@ -55,7 +55,7 @@ PROFILE_DRIVER = textwrap.dedent("""
     for spec in [
         "transforms.runs.annual:stage_inputs", "transforms.runs.annual:stage_submission", "transforms.runs.inputs:input_file_records",
         "transforms.runs.annual:load_lake", "transforms.runs.annual:compute", "transforms.runs.annual:compute_credits",
-        "transforms.runs.annual:decide_and_commit", "transforms.runs.annual:decide_against_ledger",
+        "transforms.runs.annual:decide_and_commit", "transforms.runs.annual:decide",
         "transforms.runs.annual:write_outputs", "transforms.runs.annual:code_version", "transforms.runs.annual:write_csv",
         "transforms.runs.annual:employee_output", "transforms.runs.annual:run_record",
         "transforms.award.ledger:commit_run", "transforms.award.ledger:connect",

@@ -46,9 +46,9 @@ PARTS = textwrap.dedent("""
     staged = steps.stage_inputs(src, root / "work", hash_key())
     result = steps.compute(staged.frames, int(sys.argv[4]), as_of, params, settings)
     run_id = steps.new_run_id("annual", int(sys.argv[4]), staged.inputs_sha256)
-    steps.decide_and_commit(workdir=root / "work", out_dir=root / "out", run_id=run_id, kind="annual",
+    steps.decide_and_commit(steps.RunContext(workdir=root / "work", out_dir=root / "out", run_id=run_id, kind="annual",
                             tax_year=int(sys.argv[4]), as_of=as_of, params=params, settings=settings, staged=staged,
-                            result=result, started_at=dt.datetime.now(dt.UTC))
+                            result=result, started_at=dt.datetime.now(dt.UTC)))
     t4 = time.perf_counter()
     print(json.dumps({"cli_imports_s": t1 - t0, "api_s": t2 - t1, "run_imports_s": t3 - t2, "work_s": t4 - t3}))
 """)

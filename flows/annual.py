@@ -26,24 +26,10 @@ def stage(input_dir: Path, workdir: Path, data_docs: bool = False) -> steps.Stag
 
 
 @task(cache_policy=NO_CACHE)
-def decide_write_commit(
-    *,
-    workdir: Path,
-    out_dir: Path,
-    run_id: str,
-    tax_year: int,
-    as_of: dt.date,
-    params: Parameters,
-    settings: Settings,
-    staged: steps.StagedInputs,
-    result,
-    started_at: dt.datetime,
-) -> steps.RunSummary:
-    """Decide against the ledger, write outputs aside, commit the ledger, move the outputs."""
-    return steps.decide_and_commit(
-        workdir=workdir, out_dir=out_dir, run_id=run_id, kind="annual", tax_year=tax_year, as_of=as_of,
-        params=params, settings=settings, staged=staged, result=result, started_at=started_at,
-    )
+def decide_write_commit(ctx: steps.RunContext) -> steps.RunSummary:
+    """Decide against the ledger (held applications aside), write outputs aside, say what
+    changed, write the products, commit the ledger, move the outputs."""
+    return steps.decide_and_commit(ctx)
 
 
 @flow(name="impcredit-annual", log_prints=False)
@@ -71,10 +57,10 @@ def annual_flow(
         flow_run_id = _env.name_flow_run(run_id)
         result = fan_out(credit_batch, staged.frames, batches, tax_year=tax_year, as_of=as_of, params=params,
                          settings=settings)
-        summary = decide_write_commit(
-            workdir=workdir, out_dir=out_dir, run_id=run_id, tax_year=tax_year, as_of=as_of, params=params,
-            settings=settings, staged=staged, result=result, started_at=started_at,
-        )
+        summary = decide_write_commit(steps.RunContext(
+            kind="annual", run_id=run_id, tax_year=tax_year, as_of=as_of, params=params, settings=settings,
+            workdir=workdir, out_dir=out_dir, staged=staged, result=result, started_at=started_at,
+        ))
     summary.prefect_flow_run = flow_run_id
     logger.info("run %s committed: %d applications, awarded %.2f", run_id, summary.applications, summary.awarded)
     create_table_artifact(

@@ -44,8 +44,8 @@ def estimate_batch(frames: dict, tax_year: int, quarter: int, as_of: dt.date, pa
 
 
 @task(cache_policy=NO_CACHE)
-def write_and_record(**kwargs) -> q.QuarterlySummary:
-    return q.run_quarterly(**kwargs)
+def write_and_record(ctx: steps.RunContext) -> q.QuarterlySummary:
+    return q.run_quarterly(ctx)
 
 
 @flow(name="impcredit-quarterly", log_prints=False)
@@ -72,10 +72,10 @@ def quarterly_flow(
         _env.name_flow_run(run_id)
         result = fan_out(estimate_batch, staged.frames, batches, tax_year=tax_year, quarter=quarter, as_of=as_of,
                          params=params, settings=settings)
-        summary = write_and_record(
-            workdir=workdir, out_dir=out_dir, run_id=run_id, tax_year=tax_year, quarter=quarter, as_of=as_of,
-            params=params, settings=settings, staged=staged, result=result, started_at=started_at,
-        )
+        summary = write_and_record(steps.RunContext(
+            kind="quarterly", run_id=run_id, tax_year=tax_year, quarter=quarter, as_of=as_of, params=params,
+            settings=settings, workdir=workdir, out_dir=out_dir, staged=staged, result=result, started_at=started_at,
+        ))
     logger.info("quarterly run %s: %s", run_id, summary.cap_line)
     create_markdown_artifact(
         key=f"quarterly-{tax_year}-q{quarter}",

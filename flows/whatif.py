@@ -12,6 +12,7 @@ from prefect.cache_policies import NO_CACHE
 from flows import _env
 from flows.fanout import credit_batch, fan_out
 from flows.quarterly import stage_submission
+from transforms.award import ledger
 from transforms.reference.parameters import Parameters
 from transforms.runs import annual as steps
 from transforms.runs import whatif as w
@@ -19,8 +20,8 @@ from transforms.settings import Settings
 
 
 @task(cache_policy=NO_CACHE)
-def decide_and_write(**kwargs) -> w.WhatIfOutcome:
-    return w.run_whatif(**kwargs)
+def decide_and_write(ctx: steps.RunContext, assignments: dict) -> w.WhatIfOutcome:
+    return w.run_whatif(ctx, assignments)
 
 
 @flow(name="impcredit-whatif", log_prints=False)
@@ -45,9 +46,9 @@ def whatif_flow(
         _env.name_flow_run(run_id)
         result = fan_out(credit_batch, staged.frames, batches, tax_year=tax_year, as_of=as_of, params=params,
                          settings=settings)
-        outcome = decide_and_write(
-            workdir=workdir, out_dir=out_dir, run_id=run_id, tax_year=tax_year, as_of=as_of, params=params,
-            settings=settings, staged=staged, result=result, assignments=dict(assignments or {}),
-        )
+        outcome = decide_and_write(steps.RunContext(
+            kind="whatif", run_id=run_id, tax_year=tax_year, as_of=as_of, params=params, settings=settings,
+            workdir=workdir, out_dir=out_dir, staged=staged, result=result, started_at=ledger.now_utc(),
+        ), dict(assignments or {}))
     logger.info("what-if %s: %d awards change against %s", run_id, outcome.changed, outcome.baseline_run)
     return outcome

@@ -15,8 +15,8 @@ from transforms.settings import Settings
 from transforms.synthetic.generate import generate_submission
 
 EMPLOYEE_COLS = ("application_id,employer_id,employee_id,tax_year,wage_category,hours_prior,hours_current,"
-                 "part1_credit,part2_credit,credit,status,reasons")
-AWARD_COLS = "application_id,employer_id,tax_year,tax_type,approval_year,requested,awarded,status,reasons"
+                 "part1_credit,part2_credit,credit,status,reasons,roster_employer_id,period_start,period_end")
+AWARD_COLS = "application_id,employer_id,tax_year,tax_type,approval_year,requested,awarded,status,reasons,period_start,period_end"
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ module names the statute paragraph it implements."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -13,6 +14,9 @@ PACKAGES = ("transforms", "flows", "bench")
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 80
 REASON = "Long because"  # a function longer than MAX_FUNCTION_LINES says why in its docstring
+# the credit's sections of P.L.2019, c.32: the definitions (56a39), the credit (56a40), the
+# counterfactual wage and the agency's duties (56a41)
+STATUTE = r"34:11-56a(39|40|41)"
 
 
 def modules() -> dict[str, Path]:
@@ -127,7 +131,7 @@ def test_every_rule_module_names_its_statute_paragraph():
         if p.name == "__init__.py":
             continue
         doc = ast.get_docstring(ast.parse(p.read_text(encoding="utf-8"))) or ""
-        assert "34:11-56a4" in doc.splitlines()[0] if doc else False, f"{p.name}: its docstring opens without the statute"
+        assert re.search(STATUTE, doc.splitlines()[0]) if doc else False, f"{p.name}: its docstring opens without the statute"
 
 
 def test_the_cli_commands_never_import_the_app():
@@ -141,18 +145,16 @@ def test_the_cli_commands_never_import_the_app():
 def test_every_case_file_names_its_paragraph_and_its_code():
     """tests/cases/ is organised by statute paragraph: each file's ``section`` is the paragraph,
     and its ``# Code:`` line names rule modules that exist and name that paragraph too."""
-    import re
-
     import yaml
 
     for path in sorted((ROOT / "tests" / "cases").glob("*.yaml")):
         text = path.read_text(encoding="utf-8")
         section = yaml.safe_load(text)["section"]
-        assert section.startswith("34:11-56a40 "), f"{path.name}: section {section!r} is not a paragraph of the statute"
+        assert re.fullmatch(r"34:11-56a39|34:11-56a40 .+", section), f"{path.name}: section {section!r} is not a paragraph of the statute"
         code = next((line for line in text.splitlines() if line.startswith("# Code: ")), None)
         assert code, f"{path.name}: no '# Code:' line naming the modules it tests"
         named = re.findall(r"(?:transforms/)?(?:rules|award)/[a-z_]*\.?p?y?", code)
         assert named, f"{path.name}: its '# Code:' line names no module"
         for ref in re.findall(r"rules/([a-z_]+)\.py", code):
             doc = ast.get_docstring(ast.parse((ROOT / "transforms" / "rules" / f"{ref}.py").read_text()))
-            assert "34:11-56a4" in doc.splitlines()[0], f"{path.name}: rules/{ref}.py does not open with the statute"
+            assert re.search(STATUTE, doc.splitlines()[0]), f"{path.name}: rules/{ref}.py does not open with the statute"

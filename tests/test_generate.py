@@ -27,7 +27,7 @@ def params():
 def generated(tmp_path_factory, params) -> tuple[GenerateSummary, Path]:
     out = tmp_path_factory.mktemp("gen") / "submission"
     summary = generate_submission(
-        out, employers=EMPLOYERS, seed=20240201, tax_year=TAX_YEAR, params=params
+        out, employers=EMPLOYERS, seed=20240201, tax_year=TAX_YEAR, params=params, groups_and_fiscal=False
     )
     return summary, out
 
@@ -114,7 +114,9 @@ def test_same_seed_gives_byte_identical_files_and_another_seed_does_not(tmp_path
     b = generate_submission(tmp_path / "b", employers=60, seed=5, params=params)
     generate_submission(tmp_path / "c", employers=60, seed=6, params=params)
     ta, tb, tc = (_tree_bytes(tmp_path / x) for x in "abc")
-    assert len(ta) == 4 + a.files
+    # applications, roster, certifications, employer rates, control groups; a fiscal filer's and a
+    # shared person's payroll beside the payroll files
+    assert len(ta) == 5 + a.files + 2 and a.groups == 1 and a.fiscal_filers == 1
     assert ta == tb
     assert a == GenerateSummary(**{**b.__dict__, "out_dir": a.out_dir})
     assert ta.keys() == tc.keys()
@@ -123,8 +125,35 @@ def test_same_seed_gives_byte_identical_files_and_another_seed_does_not(tmp_path
 
 def test_rerun_into_the_same_folder_leaves_no_stale_payroll_files(tmp_path, params):
     generate_submission(tmp_path, employers=160, seed=1, params=params)
-    s = generate_submission(tmp_path, employers=40, seed=1, params=params)
+    s = generate_submission(tmp_path, employers=40, seed=1, params=params, groups_and_fiscal=False)
     assert len(list((tmp_path / "payroll").glob("*.csv"))) == s.files == 1
+
+
+def test_groups_and_fiscal_filers_are_laid_over_the_sample(tmp_path, params):
+    """34:11-56a39: pairs of employers under common control (the first applies for the group, its
+    roster naming the second's employees by employer), a person paid by both members under two
+    ids, and fiscal-year filers (a privilege period July-June, its second half's payroll in a
+    file of its own)."""
+    s = generate_submission(tmp_path, employers=200, seed=7, params=params)
+    groups = _read(tmp_path / "control_groups.csv")
+    assert s.groups == 4 and groups.height == 8 and groups["group_id"].n_unique() == 4
+    assert (groups["member_from"] == "2015-01-01").all() and groups["member_to"].is_null().all()
+    apps, roster = _read(tmp_path / "applications.csv"), _read(tmp_path / "roster.csv")
+    members = groups.group_by("group_id", maintain_order=True).agg(pl.col("employer_id"))
+    for _, (first, second) in members.iter_rows():
+        assert first in apps["employer_id"].to_list() and second not in apps["employer_id"].to_list()
+        app = apps.filter(pl.col("employer_id") == first)["application_id"].item()
+        named = roster.filter(pl.col("application_id") == app)["employer_id"].drop_nulls().unique().to_list()
+        assert named == [second]
+    fiscal = apps.filter(pl.col("period_start").is_not_null())
+    assert s.fiscal_filers == fiscal.height == 3
+    assert (fiscal["period_start"] == "2023-07-01").all() and (fiscal["period_end"] == "2024-06-30").all()
+    assert (fiscal["tax_type"] == "CBT").all() and fiscal["received_at"].str.starts_with("2024-07-01").all()
+    extra = _read(tmp_path / "payroll" / "payroll_fiscal_2024.csv")
+    assert set(extra["employer_id"]) == set(fiscal["employer_id"]) and extra["period_end"].max() <= "2024-06-30"
+    shared = _read(tmp_path / "payroll" / "shared_member_payroll.csv")
+    assert shared["employee_id"].str.starts_with("X-").all() and shared["ssn"].n_unique() == 1
+    assert shared["employer_id"].unique().to_list() == [members.row(0)[1][0]]
 
 
 # --- contract ----------------------------------------------------------------------------------
@@ -465,7 +494,8 @@ def test_two_thousand_employers(tmp_path, params, capsys):
             f"\n2,000 employers: {elapsed:.2f}s, {s.payroll_rows:,} payroll rows in {s.files} files"
         )
     assert s.files == 40
-    assert s.employers == 2_000 and s.applications > 2_000
+    # one application per employer and some duplicates, less the members that apply through their group
+    assert s.employers == 2_000 and s.applications > 2_000 - s.groups
     assert 400_000 < s.payroll_rows < 3_000_000
     lines = sum(f.read_text().count("\n") - 1 for f in (tmp_path / "payroll").glob("*.csv"))
     assert lines == s.payroll_rows

@@ -13,6 +13,7 @@ from polars.testing import assert_frame_equal
 
 from transforms import schema
 from transforms.ingest import IngestReport, ingest_folder
+from transforms.ingest import lake as lk
 from transforms.ingest.lake import scan_lake
 from transforms.ingest.profiles import Profile, fold, load_profiles
 from transforms.ingest.tables import stage_submission
@@ -347,7 +348,7 @@ def test_a_layout_1_lake_is_upgraded_in_place(tmp_path):
     assert all(re.fullmatch(r"payroll/year=\d{4}/part-[0-9a-f]{16}\.parquet", p.relative_to(lake).as_posix())
                for p in (lake / "payroll").rglob("*.parquet"))
     new_manifest = json.loads((lake / "_manifest.json").read_text())
-    assert new_manifest["version"] == 3
+    assert new_manifest["version"] == lk.LAYOUT_VERSION
     listed = {p for f in new_manifest["files"].values() for p in f.get("parts") or []}
     assert {p.relative_to(lake).as_posix() for p in (lake / "payroll").rglob("*.parquet")} <= listed
     assert not stray.exists()

@@ -28,10 +28,9 @@ def run(tmp: Path, cases: list[dict], *, tax_year: int = 2023, as_of: str = "202
     as_of_d = dt.date.fromisoformat(as_of)
     result = steps.compute(frames, tax_year, as_of_d, PARAMS, settings)
     run_id = steps.new_run_id("annual", tax_year, staged.inputs_sha256)
-    return steps.decide_and_commit(
+    return steps.decide_and_commit(steps.RunContext(
         workdir=workdir, out_dir=tmp / out, run_id=run_id, kind="annual", tax_year=tax_year, as_of=as_of_d,
-        params=PARAMS, settings=settings, staged=staged, result=result, started_at=ledger.now_utc(),
-    )
+        params=PARAMS, settings=settings, staged=staged, result=result, started_at=ledger.now_utc()))
 
 
 def decisions(tmp: Path) -> pl.DataFrame:
@@ -162,7 +161,7 @@ def test_a_schema_1_ledger_is_migrated_keeping_every_decision(tmp_path):
                 "'PARTIAL', 'CAP_EXHAUSTED', 'r1')", [dt.datetime(2024, 2, 1, tzinfo=dt.UTC)])
     con.close()
     con = ledger.connect(path)
-    assert con.sql("SELECT max(version) FROM schema_version").fetchall()[0][0] == 2
+    assert con.sql("SELECT max(version) FROM schema_version").fetchall()[0][0] == ledger.SCHEMA_VERSION
     rows = con.sql("SELECT application_id, approval_year, awarded_cents, seq, kind, decided_in FROM decisions").fetchall()
     assert rows == [("A1", 2024, 4000, 0, "decision", 2024)]
     cur = ledger.current_decisions(con)

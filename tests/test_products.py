@@ -80,10 +80,9 @@ def run_scenario(tmp: Path, *, cap: float | None = 1200.0, as_of: str = "2024-07
     as_of_d = dt.date.fromisoformat(as_of)
     result = steps.compute(frames, 2023, as_of_d, PARAMS, settings)
     run_id = steps.new_run_id("annual", 2023, staged.inputs_sha256)
-    summary = steps.decide_and_commit(
+    summary = steps.decide_and_commit(steps.RunContext(
         workdir=workdir, out_dir=out, run_id=run_id, kind="annual", tax_year=2023, as_of=as_of_d, params=PARAMS,
-        settings=settings, staged=staged, result=result, started_at=ledger.now_utc(),
-    )
+        settings=settings, staged=staged, result=result, started_at=ledger.now_utc()))
     return {"workdir": workdir, "out": out, "result": result, "summary": summary, "rejects": rejects, "run_id": run_id}
 
 
@@ -292,11 +291,10 @@ def test_notices_match_decisions_and_employee_years(scenario):
 
 
 def test_reasons_table_covers_every_code():
-    from transforms.rules import engine as credits
+    from transforms.rules import reasons
 
-    codes = {v for k, v in vars(credits).items() if k.isupper() and isinstance(v, str) and v.isupper() and "_" in v}
-    assert codes <= set(REASONS)
-    assert len(REASONS) == 10
+    codes = {v for k, v in vars(reasons).items() if k.isupper() and isinstance(v, str) and v.isupper() and "_" in v}
+    assert len(codes) == 14 and codes == set(REASONS)  # every code of spec sections 5 and 7, words for each
     assert all(words and cite for words, cite in REASONS.values())
 
 
@@ -353,10 +351,13 @@ def test_explain_reproduces_every_employee_year_of_the_scenario(scenario):
         assert r["check"]["ok"], r["check"]
         assert r["result"]["credit_cents"] == e["credit_cents"]
         names = {q["name"] for q in r["quantities"]}
-        assert {"H_t", "H_p", "W_p", "T_p", "RW_t", "RW1", "RT_t", "MWavg_t", "MWavg_p", "ADJ_t", "part1", "part2"} <= names
+        assert {"H_t", "H_p", "W_p", "T_p", "RW_t", "RT_t", "MWavg_t", "MWavg_p", "ADJ_t", "part1", "part2"} <= names
         labels = {p["label"] for p in r["parameters"]}
-        assert {"CF(t)", "CF(t-1)", "FED(t)", "Social Security rate", "NJ taxable wage base (UI/DI)",
-                "employer UI+DI (njr1)"} <= labels
+        assert {"CF(2023)", "CF(2022)", "FED(2023)", "Social Security rate", "NJ taxable wage base (UI/DI)"} <= labels
+        # the members whose rows counted (one: the employer alone), their RT summing to RT_t
+        assert [m["member_id"] for m in r["members"]] == [e["employer_id"]]
+        assert sum(m["RT_m"] for m in r["members"]) == pytest.approx(e["RT_t"], abs=1e-6)
+        assert {x["employer_id"] for x in r["sources"]["employer_rates"]} == {e["employer_id"]}
         assert all(p["citation"]["title"] for p in r["parameters"])
         # the payroll lines: 24 monthly rows (2022 and 2023), with lineage, summing to H_p + H_t
         pay = r["sources"]["payroll"]
@@ -392,7 +393,7 @@ def test_cli_explain_json_text_and_error(scenario):
     data = json.loads(res.stdout)
     assert data["check"]["ok"] and data["employee_year"]["employee_id"] == "E1"
     res = runner.invoke(app, [*base, "--employee", "E1"])
-    assert res.exit_code == 0 and "Check" in res.stdout and "CF(t)" in res.stdout
+    assert res.exit_code == 0 and "Check" in res.stdout and "CF(2023)" in res.stdout
     res = runner.invoke(app, [*base, "--employee", "NOPE"])
     assert res.exit_code == 2
     assert "the employee NOPE is unknown" in " ".join(res.output.split()) and "Traceback" not in res.output

@@ -32,10 +32,9 @@ def generated(tmp_path_factory):
     as_of = dt.date(2024, 12, 31)
     result = steps.compute(staged.frames, 2023, as_of, PARAMS, settings)
     run_id = steps.new_run_id("annual", 2023, staged.inputs_sha256)
-    steps.decide_and_commit(
+    steps.decide_and_commit(steps.RunContext(
         workdir=workdir, out_dir=out, run_id=run_id, kind="annual", tax_year=2023, as_of=as_of, params=PARAMS,
-        settings=settings, staged=staged, result=result, started_at=ledger.now_utc(),
-    )
+        settings=settings, staged=staged, result=result, started_at=ledger.now_utc()))
     return {"workdir": workdir, "out": out, "result": result, "staged": staged, "run_id": run_id}
 
 

@@ -146,6 +146,7 @@ def submission(root: Path, payroll: dict[str, Path]) -> Path:
                                              + "".join(f"{s},C{k},CERTIFIED,2018-01-01,\n" for k, s in enumerate(SSNS)))
     (root / "employer_rates.csv").write_text("employer_id,rate_year_start,ui_rate,di_rate\n"
                                              + "".join(f"100000001,{y}-07-01,0.0280,0.0050\n" for y in (2021, 2022, 2023)))
+    (root / "control_groups.csv").write_text("group_id,employer_id,member_from,member_to\n")
     return root
 
 
@@ -352,7 +353,8 @@ def test_certificates_and_notices_are_also_pdfs_with_hostile_text_as_text(tmp_pa
         "county": ["Essex"] * n, "tax_type": ["CBT", "GIT", "CBT"],
         "received_at": [dt.datetime(2024, 2, 1, 14, tzinfo=dt.UTC)] * n, "requested_cents": [123456] * n,
         "awarded_cents": [123456, 100, 0], "status": ["APPROVED", "PARTIAL", "REJECTED"], "reasons": ["", "CAP_EXHAUSTED", "NO_CREDIT_DUE"],
-        "run_id": ["annual-2023-20240701T130000000000Z-abcd"] * n}).cast(empty_decisions().schema)
+        "run_id": ["annual-2023-20240701T130000000000Z-abcd"] * n}).with_columns(pl.lit(None, dtype=pl.Date).alias("period_start"), pl.lit(None, dtype=pl.Date).alias("period_end")).cast(
+        empty_decisions().schema)
     emp = pl.DataFrame({"application_id": ids, "employee_id": ["E1"] * n, "wage_category": ["general"] * n,
                         "hours_prior": [1.0] * n, "hours_current": [1.0] * n, "part1_cents": [100] * n, "part2_cents": [0] * n,
                         "credit_cents": [100] * n, "status": ["ELIGIBLE"] * n, "reasons": [""] * n})

@@ -24,9 +24,9 @@ def _run(src: Path, root: Path) -> dict[str, str]:
     params, settings = load_parameters(), Settings()
     staged = steps.stage_inputs(src, root / "work", KEY)
     result = steps.compute(staged.frames, 2023, dt.date(2024, 7, 1), params, settings)
-    steps.decide_and_commit(workdir=root / "work", out_dir=root / "out", run_id=RUN_ID, kind="annual", tax_year=2023,
+    steps.decide_and_commit(steps.RunContext(workdir=root / "work", out_dir=root / "out", run_id=RUN_ID, kind="annual", tax_year=2023,
                             as_of=dt.date(2024, 7, 1), params=params, settings=settings, staged=staged, result=result,
-                            started_at=dt.datetime(2024, 7, 1))
+                            started_at=dt.datetime(2024, 7, 1)))
     out = root / "out"
     # the manifest and the index name the code version and paths; everything else is the run's
     return {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()

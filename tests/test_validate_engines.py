@@ -29,8 +29,13 @@ def line_numbers(n: int) -> list[int]:
     return [1000 - 7 * i if i % 2 else 11 + 5 * i for i in range(n)]
 
 
-def gx_frame(dataset: str, rows: list[dict], raw_valid_to: list[str | None] | None = None) -> pl.DataFrame:
-    """Staged rows (+ lineage, ``__line``) through ``helper_columns``, as ``validate_table`` does."""
+TEXT_COLUMNS = ("valid_to", "member_to", "period_start", "period_end")
+
+
+def gx_frame(dataset: str, rows: list[dict], raw_valid_to: list | None = None) -> pl.DataFrame:
+    """Staged rows (+ lineage, ``__line``) through ``helper_columns``, as ``validate_table`` does.
+    ``raw_valid_to``: per row, the submitted text of ``valid_to`` and ``member_to`` (a string), or
+    of any text column (a dict); a period column's text is its value's by default."""
     values = {c: t for c, t in schema.STAGED[dataset].items() if c not in schema.LINEAGE}
     lines = line_numbers(len(rows))
     staged = pl.DataFrame(rows, schema=values)
@@ -38,8 +43,20 @@ def gx_frame(dataset: str, rows: list[dict], raw_valid_to: list[str | None] | No
         pl.lit("f.csv").alias("source_file"), pl.lit(None, dtype=pl.String).alias("source_sheet"),
         pl.Series("source_line", lines, dtype=pl.Int64), pl.Series("__line", lines, dtype=pl.Int64),
     )
-    text = pl.DataFrame({"valid_to": raw_valid_to or [None] * len(rows), "__line": lines},
-                        schema={"valid_to": pl.String, "__line": pl.Int64})
+    if dataset == "roster":
+        staged = staged.with_columns(pl.Series("__ssn_given", [bool(r.get("__ssn_given")) for r in rows], dtype=pl.Boolean))
+    raws = raw_valid_to or [None] * len(rows)
+
+    def text_of(col: str, row: dict, raw) -> str | None:
+        if isinstance(raw, dict) and col in raw:
+            return raw[col]
+        if col in ("valid_to", "member_to"):
+            return None if isinstance(raw, dict) else raw
+        v = row.get(col)
+        return None if v is None else str(v)
+
+    text = pl.DataFrame({**{c: [text_of(c, r, raw) for r, raw in zip(rows, raws, strict=True)] for c in TEXT_COLUMNS},
+                         "__line": lines}, schema={**dict.fromkeys(TEXT_COLUMNS, pl.String), "__line": pl.Int64})
     return va.helper_columns(dataset, staged, text, NOW)
 
 
@@ -71,10 +88,12 @@ GOOD = {
     "applications": dict(application_id="A-1", employer_id="123456789", employer_name="Acme", county="Essex",
                          tax_type="CBT", tax_year=2024, received_at=datetime(2025, 3, 1, tzinfo=UTC),
                          received_date=date(2025, 3, 1)),
-    "roster": dict(application_id="A-1", employee_id="E1", wage_category="general"),
+    "roster": dict(application_id="A-1", employee_id="E1", wage_category="general", employer_id=None, ssn_hash=None),
     "certifications": dict(ssn_hash="ab" * 32, certification_id="C-1", status="CERTIFIED",
                            valid_from=date(2024, 1, 1), valid_to=date(2024, 12, 31)),
     "employer_rates": dict(employer_id="123456789", rate_year_start=date(2024, 7, 1), ui_rate=0.03, di_rate=0.005),
+    "control_groups": dict(group_id="G1", employer_id="123456789", member_from=date(2020, 1, 1),
+                           member_to=date(2024, 12, 31)),
 }
 # text is data (spec section 1): formula-like starts and a tab are valid; C0 controls other
 # than tab and bidirectional controls are not printable; ids are at most 64 characters
@@ -95,7 +114,7 @@ def cases(dataset: str) -> list[tuple[str, dict, str | None]]:
     if "employer_id" in good:
         for k, v in EMPLOYER_IDS.items():
             add(f"employer_{k}", employer_id=v)
-    for c in ("application_id", "employee_id", "employer_name", "county", "certification_id", "check_id"):
+    for c in ("application_id", "employee_id", "employer_name", "county", "certification_id", "check_id", "group_id"):
         if c in good:
             if c != "check_id":
                 add(f"{c}_none", **{c: None})
@@ -143,9 +162,27 @@ def cases(dataset: str) -> list[tuple[str, dict, str | None]]:
         add("received_now", received_at=NOW.replace(tzinfo=UTC))
         add("received_1us_later", received_at=NOW.replace(tzinfo=UTC) + timedelta(microseconds=1))
         add("received_next_year", received_at=datetime(2027, 1, 1, tzinfo=UTC))
+        add("fiscal_12_months", tax_year=2023, period_start=date(2023, 7, 1), period_end=date(2024, 6, 30))
+        add("fiscal_52_weeks", tax_year=2023, period_start=date(2023, 7, 2), period_end=date(2024, 6, 29))
+        add("fiscal_53_weeks", tax_year=2023, period_start=date(2023, 7, 2), period_end=date(2024, 7, 6))
+        add("fiscal_365_days", tax_year=2023, period_start=date(2023, 7, 1), period_end=date(2024, 6, 29))
+        add("fiscal_other_year", tax_year=2024, period_start=date(2023, 7, 1), period_end=date(2024, 6, 30))
+        add("fiscal_start_only", tax_year=2023, period_start=date(2023, 7, 1))
+        add("fiscal_start_invalid", raw={"period_start": "2023-13-01", "period_end": "2024-06-30"}, tax_year=2023,
+            period_end=date(2024, 6, 30))
+        add("fiscal_end_invalid", raw={"period_start": "2023-07-01", "period_end": "2024-06-31"}, tax_year=2023,
+            period_start=date(2023, 7, 1))
     elif dataset == "roster":
         for v in ("General", " general", "other", None, "tipped", "seasonal_small", "agricultural"):
             add(f"category_{v}", wage_category=v)
+        add("ssn_given", ssn_hash="ab" * 32, __ssn_given=True)
+        add("ssn_not_9_digits", ssn_hash=None, __ssn_given=True)
+    elif dataset == "control_groups":
+        add("from_none", member_from=None)
+        add("to_open", raw="", member_to=None)
+        add("to_invalid", raw="2024-02-30", member_to=None)
+        add("to_same_day", member_to=date(2020, 1, 1))
+        add("to_before", member_to=date(2019, 12, 31))
     elif dataset == "certifications":
         add("ssn_none", ssn_hash=None)
         for v in ("certified", "EXPIRED", None, "REVOKED", "PENDING"):
@@ -191,7 +228,7 @@ def mostly_frame(dataset: str, n_missing: int, n: int = 10, all_missing: bool = 
     return gx_frame(dataset, rows, ["2024-12-31"] * n)
 
 
-DATASETS = ["payroll", "applications", "roster", "certifications", "employer_rates"]
+DATASETS = ["payroll", "applications", "roster", "certifications", "employer_rates", "control_groups"]
 
 
 @pytest.mark.parametrize("dataset", DATASETS)
@@ -207,7 +244,7 @@ def test_every_expectation_broken(dataset):
     assert set(got) == wanted
     for (rule, column), f in got.items():
         assert f.lines and not any(line[f"good{i}"] in f.lines for i in range(3)), (rule, column)
-    if "employer_id" in GOOD[dataset]:
+    if "employer_id" in GOOD[dataset] and dataset != "roster":  # the roster's employer_id may be empty
         fmt = got[("employer_id_format", "employer_id")]
         # re.search semantics: '$' also matches before a final newline; \d is any Unicode digit
         assert fmt.lines == [line[f"employer_{k}"] for k in ("8digits", "10digits", "letters", "empty", "space")]

@@ -45,6 +45,7 @@ SUBMITTED_COLUMNS: dict[str, list[str]] = {
     "roster": ["application_id", "employee_id", "wage_category"],
     "certifications": ["ssn", "certification_id", "status", "valid_from", "valid_to"],
     "employer_rates": ["employer_id", "rate_year_start", "ui_rate", "di_rate"],
+    "control_groups": ["group_id", "employer_id", "member_from", "member_to"],
 }
 
 # Columns a submitted file may carry (a vendor profile may map them); absent = empty. Payroll:
@@ -53,6 +54,11 @@ SUBMITTED_COLUMNS: dict[str, list[str]] = {
 # two checks, not a file sent twice.
 OPTIONAL_COLUMNS: dict[str, list[str]] = {
     "payroll": ["check_id", "pay_date"],
+    # a fiscal tax period (spec section 1, "The employer and its tax year"); empty = calendar year
+    "applications": ["period_start", "period_end"],
+    # the member of the applicant's group employing the person (empty = the applicant), and the
+    # claimed person's ssn for payroll exports that carry none or a masked one
+    "roster": ["employer_id", "ssn"],
 }
 
 # --- staged (lake) schemas -------------------------------------------------------------------
@@ -105,6 +111,9 @@ APPLICATIONS = pl.Schema(
         # Instant of receipt (UTC) and its New Jersey local date (spec 5: dates are compared).
         "received_at": pl.Datetime("us", "UTC"),
         "received_date": pl.Date(),
+        # the fiscal tax period; null = the calendar year tax_year (spec section 1)
+        "period_start": pl.Date(),
+        "period_end": pl.Date(),
         **LINEAGE,
     }
 )
@@ -114,6 +123,8 @@ ROSTER = pl.Schema(
         "application_id": pl.String(),
         "employee_id": pl.String(),
         "wage_category": pl.String(),
+        "employer_id": pl.String(),  # null = the applicant
+        "ssn_hash": pl.String(),  # null when the roster gives no ssn
         **LINEAGE,
     }
 )
@@ -139,12 +150,24 @@ EMPLOYER_RATES = pl.Schema(
     }
 )
 
+# Membership of an employer in a group under common ownership or control (34:11-56a39).
+CONTROL_GROUPS = pl.Schema(
+    {
+        "group_id": pl.String(),
+        "employer_id": pl.String(),
+        "member_from": pl.Date(),
+        "member_to": pl.Date(),  # null = open-ended
+        **LINEAGE,
+    }
+)
+
 STAGED: dict[str, pl.Schema] = {
     "payroll": PAYROLL,
     "applications": APPLICATIONS,
     "roster": ROSTER,
     "certifications": CERTIFICATIONS,
     "employer_rates": EMPLOYER_RATES,
+    "control_groups": CONTROL_GROUPS,
 }
 
 # Everything the lake stores: the staged datasets and the code lines of line-per-code payroll.
@@ -157,6 +180,10 @@ SUBMISSION_FILES: dict[str, str] = {
     "roster": "roster.csv",
     "certifications": "certifications.csv",
     "employer_rates": "employer_rates.csv",
+    "control_groups": "control_groups.csv",
 }
+
+# The agency's own files: a line of them that cannot be read stops the run (spec section 7).
+AGENCY_DATASETS: tuple[str, ...] = ("certifications", "employer_rates", "control_groups")
 
 NJ_TZ = "America/New_York"

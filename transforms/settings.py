@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class RuleSettings(BaseModel):
-    """How the credit is computed (spec sections 3 to 6; register I-1 to I-9, I-11)."""
+    """How the credit is computed (spec sections 3 to 6; register I-1 to I-9, I-11, I-13 to I-15)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -39,8 +39,19 @@ class RuleSettings(BaseModel):
     deadline_basis: Literal["received_date", "tax_year"] = "received_date"
     # I-9: part 2 includes payroll taxes at the required-side effective rate, or wages only.
     part2_taxes: Literal["included", "wages_only"] = "included"
-    # I-11: tax year = calendar year (v1). Fiscal years are not implemented.
-    tax_year_basis: Literal["calendar"] = "calendar"
+    # I-11: a fiscal filer's "last preceding calendar year": the last calendar year that ended
+    # before the period began (s.year - 1), or the 12 months just before the period.
+    prior_year: Literal["calendar_year_before", "twelve_months_before"] = "calendar_year_before"
+    # I-13: "earning at least the minimum wage on the effective date" (56a39): a person paid below
+    # it on 2019-02-04 is excluded where the payroll covers that day, or only persons employed by
+    # the group on that day at or above it qualify.
+    effective_date_test: Literal["paid_below_excluded", "employed_at_or_above"] = "paid_below_excluded"
+    # I-14: common ownership or control: every entity in the applicant's group on at least one day
+    # of the tax period counts with all its rows, or only the days of its membership count.
+    group_days: Literal["all_rows", "membership_days"] = "all_rows"
+    # I-15: required payroll taxes in a group: per member with its own rates and wage bases, or one
+    # set of wage bases for the group (a common paymaster; each member's rates on its share).
+    group_payroll_taxes: Literal["per_member", "common_paymaster"] = "per_member"
 
 
 class AllocationSettings(BaseModel):
@@ -92,7 +103,10 @@ SETTING_HELP: dict[str, str] = {
     "attribution": "I-7: pay periods spread over their days, or all on the period end",
     "deadline_basis": "I-8: the deadline applies to the received date, or to the tax year covered",
     "part2_taxes": "I-9: part 2 with payroll taxes at the required-side rate, or wages only",
-    "tax_year_basis": "I-11: tax year = calendar year (fiscal years not implemented)",
+    "prior_year": "I-11: a fiscal filer's prior year: the calendar year before the period began, or the 12 months before it",
+    "effective_date_test": "I-13: a person paid below the minimum wage on 2019-02-04 is excluded, or only those paid at or above it that day qualify",
+    "group_days": "I-14: a group member's rows count on every day, or only on the days of its membership",
+    "group_payroll_taxes": "I-15: required payroll taxes per member with its own wage bases, or one set of bases for the group",
     "policy": "I-10: cap rationing, first come first served or pro rata",
     "partial_awards": "I-10: the marginal application gets a partial award, or the queue stops at it",
     "waitlist_carry": "spec 7: waitlisted applications are served first by the next approval year's first run",

@@ -37,6 +37,14 @@ def render_text(r: dict, console: Console) -> None:
     for x in r["quantities"]:
         q.add_row(x["name"], _fmt(x["value"]), x["formula"], x["section"])
     console.print(q)
+    if r.get("members"):
+        m = Table(title="The group's members whose rows counted for this person (in the tax period)")
+        for c in ("member", "hours", "required wages RW", "required taxes RT"):
+            m.add_column(c, justify="left" if c == "member" else "right")
+        for x in r["members"]:
+            m.add_row(x["member_id"] + (" (the applicant)" if x["member_id"] == e.get("employer_id") else ""),
+                      f"{x['H_m']:,.2f}", f"{x['RW_m']:,.2f}", f"{x['RT_m']:,.2f}")
+        console.print(m)
     if r["parameters"]:
         p = Table(title="Parameters used")
         for c in ("parameter", "value", "period", "citation"):
@@ -52,14 +60,15 @@ def render_text(r: dict, console: Console) -> None:
         for x in r["reasons"]:
             t.add_row(x["code"], x["words"], x["citation"])
         console.print(t)
-    s = Table(title=f"Submitted payroll lines ({r['sources']['payroll_totals']['rows']} rows, periods overlapping t-1..t)")
-    for c in ("file", "sheet", "line", "check", "period", "hours", "gross_wages", "employer_taxes", "note"):
+    s = Table(title=f"Submitted payroll lines ({r['sources']['payroll_totals']['rows']} rows of the person at the group's "
+                    "members, periods overlapping the prior years and the tax period)")
+    for c in ("employer", "file", "sheet", "line", "check", "period", "hours", "gross_wages", "employer_taxes", "note"):
         s.add_column(c, justify="right" if c in ("line", "hours", "gross_wages", "employer_taxes") else "left")
     for x in r["sources"]["payroll"]:
         note = "netted (a reversal)" if x.get("netted") else ""
         if (x.get("line_count") or 1) > 1:
             note = ", ".join(filter(None, [note, f"{x['line_count']} code lines"]))
-        s.add_row(_fmt(x.get("source_file")), _fmt(x.get("source_sheet")), _fmt(x.get("source_line")),
+        s.add_row(_fmt(x.get("employer_id")), _fmt(x.get("source_file")), _fmt(x.get("source_sheet")), _fmt(x.get("source_line")),
                   _fmt(x.get("check_id")), f"{x.get('period_start')}..{x.get('period_end')}", _fmt(x.get("hours")),
                   _fmt(x.get("gross_wages")), _fmt(x.get("employer_taxes")), note)
     console.print(s)
@@ -91,9 +100,16 @@ def plain_words(r: dict) -> str:
     who = f"Employee {e['employee_id']} of employer {e['employer_id']} (application {e['application_id']}, {e['wage_category']})"
     if "H_t" not in q:
         return f"{who}: nothing is computed for tax year {e['tax_year']} ({e.get('reasons') or 'no reason recorded'})."
-    t, p = int(e["tax_year"]), int(e["tax_year"]) - 1
+    period = r.get("tax_period") or {}
+    calendar = str(period.get("start", "")).endswith("-01-01") and str(period.get("end", "")).endswith("-12-31")
+    t = str(e["tax_year"]) if calendar or not period else f"the tax period {period['start']} to {period['end']}"
+    p = str(int(e["tax_year"]) - 1) if calendar or not period else f"{str(period['prior_year'][0])[:4]}"
     words = [f"{who} worked {q['H_t']:,.2f} hours in {t} and {q['H_p']:,.2f} in {p}."]
-    words.append(f"The minimum wage of the category averaged ${q['MWavg_t']:,.4f} an hour over those {t} hours "
+    members = r.get("members") or []
+    if len(members) > 1:
+        words.append("Those hours count over the employer's group: " + ", ".join(
+            f"{m['H_m']:,.2f} at {m['member_id']}" for m in members) + ".")
+    words.append(f"The minimum wage of the category averaged ${q['MWavg_t']:,.4f} an hour over those hours "
                  f"(${q['MWavg_p']:,.4f} over {p}); the old-law adjustment ADJ is ${q['ADJ_t']:,.2f}.")
     if q["H_p"]:
         words.append(f"In {p} the employer paid ${q['W_p']:,.2f} in wages and ${q['T_p']:,.2f} in employer taxes, "

@@ -38,4 +38,6 @@ def generate(
     common.console.print(
         f"wrote {out}: {summary.employers:,} employers, {summary.payroll_rows:,} payroll rows in "
         f"{summary.files} files, {summary.applications:,} applications, {summary.rostered:,} rostered employees"
+        + (f", {summary.groups} groups of employers under common control (control_groups.csv), "
+           f"{summary.fiscal_filers} fiscal-year filers" if summary.groups or summary.fiscal_filers else "")
     )

@@ -29,7 +29,7 @@ def reopen(
     import hashlib
     import json
 
-    from transforms.award import ledger
+    from transforms.award import acts, ledger
     from transforms.runs import annual as steps
 
     if not reason.strip():
@@ -56,7 +56,7 @@ def reopen(
                                                 "status_before": row["status"], "awarded_before": row["awarded_cents"] / 100},
                                                sort_keys=True),
                 }
-                ledger.reopen(con, application, reason.strip(), record)
+                acts.reopen(con, application, reason.strip(), record)
             finally:
                 con.close()
     except common.known_errors() as exc:

@@ -25,6 +25,8 @@ AWARD_COLUMNS = [
     "awarded",
     "status",
     "reasons",
+    "period_start",
+    "period_end",
 ]
 
 
@@ -69,6 +71,8 @@ def empty_decisions() -> pl.DataFrame:
             "status": pl.String,
             "reasons": pl.String,
             "run_id": pl.String,
+            "period_start": pl.Date,
+            "period_end": pl.Date,
         }
     )
 
@@ -116,7 +120,8 @@ def decide(
     """Decide this run's applications.
 
     ``applications``: the application totals of ``compute_credits`` (requested_cents, status
-    PENDING or REJECTED, reasons). ``final``: the current decisions already final in the ledger
+    PENDING, REJECTED or HELD, reasons). A held application (spec section 7) is reported, never
+    decided: no ledger row, no cap. ``final``: the current decisions already final in the ledger
     (kept as they are). ``waitlist``: applications waitlisted in an earlier approval year,
     considered first. ``reopened``: applications an analyst reopened (spec section 7, I-12),
     decided again here: an increase over the award takes cap left in this approval year in the
@@ -129,11 +134,12 @@ def decide(
     waitlist = (
         empty_decisions() if waitlist is None or not settings.waitlist_carry else waitlist.select(DECISION_COLUMNS).cast(schema)
     )
-    cols = ["application_id", "employer_id", "employer_name", "county", "tax_type", "tax_year", "received_at"]
+    cols = ["application_id", "employer_id", "employer_name", "county", "tax_type", "tax_year", "received_at",
+            "period_start", "period_end"]
     current = applications.select(*cols, "requested_cents", "status", "reasons").with_columns(
         pl.col("tax_year").cast(pl.Int32), pl.col("received_at").cast(schema["received_at"])
     )
-    in_run = set(current["application_id"].to_list())
+    in_run = set(current.filter(pl.col("status") != "HELD")["application_id"].to_list())
     reopen = sorted(set(reopened or []) & in_run & set(final["application_id"].to_list()))
     kept = final.filter(pl.col("application_id").is_in(current["application_id"].implode())
                         & ~pl.col("application_id").is_in(reopen))
@@ -144,7 +150,8 @@ def decide(
         & ~pl.col("application_id").is_in(reopen)
     )
     rejected = fresh.filter(pl.col("status") == "REJECTED").with_columns(pl.lit(0, pl.Int64).alias("awarded_cents"))
-    pending = fresh.filter(pl.col("status") != "REJECTED")
+    held = _held(fresh, approval_year, run_id)
+    pending = fresh.filter(~pl.col("status").is_in(["REJECTED", "HELD"]))
     # reopened: the increase over the award is a candidate of this year's queue, in order of receipt
     again = current.filter(pl.col("application_id").is_in(reopen)).join(
         final.select("application_id", pl.col("awarded_cents").alias("__before")), on="application_id", how="left")
@@ -166,18 +173,29 @@ def decide(
         pl.lit(approval_year, pl.Int32).alias("approval_year"), pl.lit(run_id).alias("run_id")
     ).select(DECISION_COLUMNS).cast(schema)
     amendments, amended_now = _amendments(again, allocated, history, approval_year, run_id, cols)
-    awards = pl.concat([kept.select(DECISION_COLUMNS).cast(schema), new, amended_now]).sort("application_id")
+    awards = pl.concat([kept.select(DECISION_COLUMNS).cast(schema), new, amended_now, held]).sort("application_id")
     rows = pl.concat([
         new.with_columns(pl.lit(0, pl.Int32).alias("seq"), pl.lit("decision").alias("kind"),
                          pl.lit(approval_year, pl.Int32).alias("decided_in")).cast(ROW_SCHEMA),
         amendments,
     ])
+    return Decisions(awards=awards, new=rows, cap_cents=cap_cents, approved_before_cents=approved_before_cents,
+                     approval_year=approval_year, request_differs=_differs(kept, current), reopened=reopen)
+
+
+def _held(fresh: pl.DataFrame, approval_year: int, run_id: str) -> pl.DataFrame:
+    """The held applications as reported (spec section 7): not decided, no cap used, nothing
+    written to the ledger."""
+    return fresh.filter(pl.col("status") == "HELD").with_columns(
+        pl.lit(0, pl.Int64).alias("awarded_cents"), pl.lit(approval_year, pl.Int32).alias("approval_year"),
+        pl.lit(run_id).alias("run_id")).select(DECISION_COLUMNS).cast(empty_decisions().schema)
+
+
+def _differs(kept: pl.DataFrame, current: pl.DataFrame) -> pl.DataFrame:
+    """The decisions kept whose recomputed request differs from the one decided."""
     differs = kept.join(current.select("application_id", pl.col("requested_cents").alias("requested_now_cents")),
                         on="application_id", how="inner").filter(pl.col("requested_now_cents") != pl.col("requested_cents"))
-    return Decisions(awards=awards, new=rows, cap_cents=cap_cents, approved_before_cents=approved_before_cents,
-                     approval_year=approval_year, request_differs=differs.select("application_id", "requested_cents", "requested_now_cents",
-                                                    "awarded_cents").sort("application_id"),
-                     reopened=reopen)
+    return differs.select("application_id", "requested_cents", "requested_now_cents", "awarded_cents").sort("application_id")
 
 
 def _amendments(again: pl.DataFrame, allocated: pl.DataFrame, history: pl.DataFrame | None, approval_year: int,
@@ -232,4 +250,6 @@ def awards_output(awards: pl.DataFrame) -> pl.DataFrame:
         (pl.col("awarded_cents") / 100).alias("awarded"),
         "status",
         "reasons",
+        "period_start",
+        "period_end",
     ).sort("application_id")

@@ -13,7 +13,8 @@ One file per workdir (``<workdir>/impcredit.duckdb``). Its invariants (spec sect
   its latest row (``decided_in``, ``seq``).
 A run's rows are written in one transaction, together with the run record; a run killed before
 the commit leaves nothing behind. Schema 2 added amendments, the employee-years of each run (for
-what changed since the last run) and the reopenings.
+what changed since the last run) and the reopenings; schema 3 the tax period of each decision and
+the releases of held applications.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 FINAL_STATUSES = ("APPROVED", "PARTIAL", "REJECTED")
 
 _MIGRATIONS: dict[int, list[str]] = {
@@ -97,6 +98,16 @@ _MIGRATIONS: dict[int, list[str]] = {
                application_id VARCHAR NOT NULL, reason VARCHAR NOT NULL, reopened_at TIMESTAMP NOT NULL,
                reopen_run VARCHAR NOT NULL, decided_by_run VARCHAR)""",
     ],
+    # 3: the tax period of each decision (a fiscal period, or the calendar tax year), and the
+    # releases of held applications (an analyst decides one as it stands: spec section 7)
+    3: [
+        "ALTER TABLE decisions ADD COLUMN period_start DATE",
+        "ALTER TABLE decisions ADD COLUMN period_end DATE",
+        """UPDATE decisions SET period_start = make_date(tax_year, 1, 1), period_end = make_date(tax_year, 12, 31)""",
+        """CREATE TABLE IF NOT EXISTS releases (
+               application_id VARCHAR NOT NULL, reason VARCHAR NOT NULL, released_at TIMESTAMP NOT NULL,
+               release_run VARCHAR NOT NULL, decided_by_run VARCHAR)""",
+    ],
 }
 
 
@@ -158,6 +169,8 @@ DECISION_COLUMNS = [
     "status",
     "reasons",
     "run_id",
+    "period_start",
+    "period_end",
 ]
 
 
@@ -207,43 +220,9 @@ def carried_waitlist(con: duckdb.DuckDBPyConnection, approval_year: int) -> pl.D
     ).pl()
 
 
-def pending_reopenings(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """Applications reopened by an analyst and not decided again yet: application_id, reason,
-    reopened_at, reopen_run."""
-    return con.sql("""SELECT application_id, reason, reopened_at, reopen_run FROM reopenings
-                      WHERE decided_by_run IS NULL ORDER BY reopened_at, application_id""").pl()
-
-
-def reopen(con: duckdb.DuckDBPyConnection, application_id: str, reason: str, run: dict) -> dict:
-    """Reopen a decided application (spec section 7, I-12): record it with its reason and a run
-    of kind ``reopen`` in one transaction. The next annual run of its tax year that holds it
-    decides it again. Returns its current decision."""
-    con.execute("BEGIN TRANSACTION")
-    try:
-        cur = current_decisions(con, [application_id])
-        if cur.height == 0:
-            raise LedgerError(f"application {application_id!r} has no decision in this ledger: nothing to reopen")
-        row = cur.row(0, named=True)
-        if row["status"] not in FINAL_STATUSES:
-            raise LedgerError(f"application {application_id!r} is {row['status']}, not decided: it is decided by the "
-                              "next run anyway")
-        if con.sql("SELECT count(*) FROM reopenings WHERE application_id = $a AND decided_by_run IS NULL",
-                   params={"a": application_id}).fetchall()[0][0]:
-            raise LedgerError(f"application {application_id!r} is already reopened; the next annual run decides it")
-        cols = list(run)
-        con.execute(f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})", [run[c] for c in cols])
-        con.execute("INSERT INTO reopenings VALUES (?, ?, ?, ?, NULL)",
-                    [application_id, reason, run["committed_at"], run["run_id"]])
-        con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    return row
-
-
 def last_inputs(con: duckdb.DuckDBPyConnection) -> tuple[str | None, dict[str, str]]:
     """(run id, {path: sha256}) of the inputs of the last run on this ledger (reopenings aside)."""
-    row = con.sql("SELECT run_id FROM runs WHERE kind <> 'reopen' ORDER BY committed_at DESC, run_id DESC LIMIT 1").fetchall()
+    row = con.sql("SELECT run_id FROM runs WHERE kind NOT IN ('reopen', 'release') ORDER BY committed_at DESC, run_id DESC LIMIT 1").fetchall()
     if not row:
         return None, {}
     run_id = row[0][0]
@@ -272,6 +251,7 @@ def commit_run(
     input_files: list[dict],
     cap_cents: int,
     employee_years: pl.DataFrame | None = None,
+    released: list[str] | None = None,
 ) -> None:
     """Write a run and its decisions in one transaction, checking the cap inside it.
 
@@ -279,7 +259,8 @@ def commit_run(
     for amendments); a waitlisted application decided again in the same approval year replaces
     its waitlist row. An amendment needs the application's reopening still open (a concurrent
     run may have decided it): it is closed by this run. ``employee_years`` (``EMPLOYEE_YEAR_SCHEMA``)
-    are kept for the next run's account of what changed.
+    are kept for the next run's account of what changed. ``released``: held applications an
+    analyst released that this run decided (their releases are closed by it).
     """
     approval_year = run["approval_year"]
     con.execute("BEGIN TRANSACTION")
@@ -287,7 +268,9 @@ def commit_run(
         if not decisions.is_empty():
             rows = decisions.with_columns(
                 *[pl.lit(v, dtype=t).alias(c) for c, v, t in (("seq", 0, pl.Int32), ("kind", "decision", pl.String),
-                                                             ("decided_in", approval_year, pl.Int32)) if c not in decisions.columns]
+                                                             ("decided_in", approval_year, pl.Int32),
+                                                             ("period_start", None, pl.Date), ("period_end", None, pl.Date))
+                  if c not in decisions.columns]
             ).select(ROW_COLUMNS)
             con.register("new_decisions", rows.to_arrow())
             # A decided application may not be decided again, but by an amendment of a reopening
@@ -310,7 +293,7 @@ def commit_run(
                 """DELETE FROM decisions WHERE status = 'WAITLISTED' AND seq = 0 AND (application_id, approval_year) IN
                    (SELECT application_id, approval_year FROM new_decisions WHERE kind = 'decision')"""
             )
-            con.execute(f"INSERT INTO decisions SELECT {', '.join(ROW_COLUMNS)} FROM new_decisions")
+            con.execute(f"INSERT INTO decisions BY NAME SELECT {', '.join(ROW_COLUMNS)} FROM new_decisions")
             con.unregister("new_decisions")
         # only this run's approval year gains awards (a decrease returns cap to earlier years)
         total = awarded_in_year(con, approval_year)
@@ -323,23 +306,32 @@ def commit_run(
                          .with_columns(pl.lit(run["run_id"]).alias("run_id")).to_arrow())
             con.execute(f"INSERT INTO employee_years SELECT run_id, {', '.join(EMPLOYEE_YEAR_SCHEMA)} FROM new_employee_years")
             con.unregister("new_employee_years")
+        if released:
+            con.execute("UPDATE releases SET decided_by_run = $r WHERE decided_by_run IS NULL AND list_contains($ids, application_id)",
+                        {"r": run["run_id"], "ids": list(released)})
         cols = list(run)
         con.execute(
             f"INSERT INTO runs ({', '.join(cols)}) VALUES ({', '.join('?' for _ in cols)})", [run[c] for c in cols]
         )
-        if input_files:  # one statement (a row at a time took 7.7 s for 20,000 files)
-            files = pl.DataFrame(
-                {"run_id": [run["run_id"]] * len(input_files), "path": [f["path"] for f in input_files],
-                 "sha256": [f["sha256"] for f in input_files], "bytes": [f["bytes"] for f in input_files]},
-                schema={"run_id": pl.String, "path": pl.String, "sha256": pl.String, "bytes": pl.Int64},
-            )
-            con.register("new_input_files", files.to_arrow())
-            con.execute("INSERT INTO input_files SELECT run_id, path, sha256, bytes FROM new_input_files")
-            con.unregister("new_input_files")
+        _insert_input_files(con, run["run_id"], input_files)
         con.execute("COMMIT")
     except BaseException:
         con.execute("ROLLBACK")
         raise
+
+
+def _insert_input_files(con: duckdb.DuckDBPyConnection, run_id: str, input_files: list[dict]) -> None:
+    """A run's input files, in one statement (a row at a time took 7.7 s for 20,000 files)."""
+    if not input_files:
+        return
+    files = pl.DataFrame(
+        {"run_id": [run_id] * len(input_files), "path": [f["path"] for f in input_files],
+         "sha256": [f["sha256"] for f in input_files], "bytes": [f["bytes"] for f in input_files]},
+        schema={"run_id": pl.String, "path": pl.String, "sha256": pl.String, "bytes": pl.Int64},
+    )
+    con.register("new_input_files", files.to_arrow())
+    con.execute("INSERT INTO input_files SELECT run_id, path, sha256, bytes FROM new_input_files")
+    con.unregister("new_input_files")
 
 
 def runs_history(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:

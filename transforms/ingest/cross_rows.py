@@ -28,9 +28,10 @@ ORDER_BASE = 10_000_000_000  # __order = file index * ORDER_BASE + line
 
 UNIQUE_KEYS = {
     "applications": ["application_id"],
-    "roster": ["application_id", "employee_id"],
+    "roster": ["application_id", "employer_id", "employee_id"],
     "certifications": ["certification_id"],
     "employer_rates": ["employer_id", "rate_year_start"],
+    "control_groups": ["group_id", "employer_id", "member_from"],
 }
 # columns a staged line carries beside its schema (transforms.ingest.staging): the code, its hours and
 # amount cells and what it counts as (long layouts), a hash of the cells no field maps

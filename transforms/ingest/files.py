@@ -119,6 +119,7 @@ def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Pat
     if file_fail:
         msg = wrong_types_message(st, file_fail)
         work.rejects.append(dict(file=where, line=None, column=None, value=None, rule="wrong_types", message=msg, employer_id=sole))
+        work.problem_rule = work.problem_rule or "wrong_types"
         work.notes.insert(0, f"sheet '{st.sheet}': {msg}" if st.sheet else msg)
         reject_all(work, st, frame, struct_lines, ragged, msg)
         return
@@ -149,6 +150,7 @@ def read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, d
     work.notes += notes
     if problem is not None:
         work.file_problem = problem.message
+        work.problem_rule = problem.rule
         work.rejects.append(dict(file=rel, line=None, column=None, value=None, rule=problem.rule, message=problem.message, employer_id=None))
         if problem.table is not None:
             work.rows_read += problem.table.rows_read

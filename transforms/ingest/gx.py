@@ -15,6 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
+from transforms import schema
 from transforms.ingest.suites import Failure, load_suite_json
 
 _lock = threading.Lock()
@@ -40,7 +41,7 @@ def gx_state() -> dict:
         ctx.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
         source = ctx.data_sources.add_pandas("impcredit_ingest")
         vds = {}
-        for dataset in ("payroll", "applications", "roster", "certifications", "employer_rates"):
+        for dataset in schema.STAGED:
             doc = load_suite_json(dataset)
             wanted = len(doc["expectations"])
             suite = gx.ExpectationSuite(name=doc["name"], expectations=doc["expectations"], meta=doc.get("meta") or {})

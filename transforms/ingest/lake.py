@@ -26,7 +26,9 @@ the lake holds: its rows may cover the same days (an off-cycle check, a correcti
 
 Layout 3 added ``check_id``, ``pay_date`` and ``line_count`` to payroll and the
 ``payroll_lines`` dataset (the code lines of line-per-code exports, partitioned like payroll);
-a lake of layout 1 or 2 is upgraded in place by the next ingest.
+layout 4 the fiscal period of applications, the roster's employer and ssn (hash) and the
+``control_groups`` dataset (replaced whole by a new version at its path, like payroll); an
+older lake is upgraded in place by the next ingest.
 """
 
 from __future__ import annotations
@@ -43,7 +45,7 @@ import polars as pl
 from transforms import schema
 
 MANIFEST = "_manifest.json"
-LAYOUT_VERSION = 3
+LAYOUT_VERSION = 4
 # lz4: a third faster to write than zstd at 10M rows for files about 1.5 times larger (200 MB)
 COMPRESSION = "lz4"
 REPLACE_KEYS = {
@@ -55,6 +57,10 @@ REPLACE_KEYS = {
 QUARANTINE_SCHEMA = {
     "file_sha256": pl.String, "source_file": pl.String, "source_sheet": pl.String, "source_line": pl.Int64,
     "employer_id": pl.String, "rules": pl.String, "messages": pl.String, "cells": pl.String,
+    # what could be read of the line, for the applications it holds (spec section 7): its
+    # employee id, the hash of its ssn and its application id (null where unreadable or absent)
+    # and the columns that were rejected
+    "employee_id": pl.String, "ssn_hash": pl.String, "application_id": pl.String, "columns": pl.String,
 }
 
 
@@ -157,10 +163,18 @@ def remove_orphans(lake: Path, manifest: dict) -> list[str]:
 
 
 def upgrade(lake: Path, manifest: dict) -> None:
-    """Lake layout 1 (payroll partitioned by year and employer) to 2 (by year only), and 2 to 3
-    (payroll gains ``check_id``, ``pay_date``, ``line_count``: empty, empty, 1)."""
+    """Lake layout 1 (payroll partitioned by year and employer) to 2 (by year only), 2 to 3
+    (payroll gains ``check_id``, ``pay_date``, ``line_count``: empty, empty, 1), and 3 to 4
+    (applications gain ``period_start``, ``period_end``, the roster ``employer_id``, ``ssn_hash``:
+    empty, i.e. a calendar year and the applicant)."""
     if manifest.get("version", 1) >= LAYOUT_VERSION:
         return
+    for dataset in ("applications", "roster"):
+        for path in _parts(lake, dataset):
+            part = pl.read_parquet(path)
+            missing = [pl.lit(None, dtype=t).alias(c) for c, t in schema.STAGED[dataset].items() if c not in part.columns]
+            if missing:
+                write_parquet_atomic(part.with_columns(missing).select(*schema.STAGED[dataset], "_file_sha256"), path)
     if manifest.get("version", 1) < 3:
         for path in _parts(lake, "payroll"):
             part = pl.read_parquet(path)
@@ -191,6 +205,7 @@ def write_quarantine(lake: Path, dataset: str, rows: pl.DataFrame, sha: str) -> 
     if rows.height == 0:
         return None
     rel = f"quarantine/{dataset}/{_part_name(sha)}"
+    rows = rows.with_columns([pl.lit(None, dtype=t).alias(c) for c, t in QUARANTINE_SCHEMA.items() if c not in rows.columns])
     write_parquet_atomic(rows.select([pl.col(c).cast(t) for c, t in QUARANTINE_SCHEMA.items()]), lake / rel)
     return rel
 
@@ -211,15 +226,19 @@ def _rewrite(path: Path, keep: pl.DataFrame) -> None:
         write_parquet_atomic(keep, path)
 
 
-def supersede(lake: Path, files: dict, new: dict[str, str]) -> list[dict]:
-    """Remove the rows of every earlier version of the payroll files ``new`` (sha256 -> path
+# datasets whose file is replaced whole by a new version at its path (the others replace by key)
+BY_PATH = ("payroll", "control_groups")
+
+
+def supersede(lake: Path, files: dict, new: dict[str, str], dataset: str = "payroll") -> list[dict]:
+    """Remove the rows of every earlier version of the ``dataset`` files ``new`` (sha256 -> path
     relative to the submission folder) from the lake: an earlier version is a manifest entry
     (``files``: the manifest's, updated in place) of the same path and other content, not
     superseded yet. Returns one record per superseded file; ``files[old]["superseded_by"]``
     names the new version (the manifest's parts of the old one are emptied)."""
     by_path: dict[str, list[str]] = {}
     for sha, f in files.items():
-        if f.get("dataset") == "payroll" and not f.get("superseded_by"):
+        if f.get("dataset") == dataset and not f.get("superseded_by"):
             by_path.setdefault(f["file"], []).append(sha)
     records: list[dict] = []
     for new_sha, rel in new.items():
@@ -234,13 +253,13 @@ def supersede(lake: Path, files: dict, new: dict[str, str]) -> list[dict]:
                     continue
                 frame = pl.read_parquet(path)
                 mine = pl.col("_file_sha256") == old_sha
-                if part.startswith("payroll/"):
+                if part.startswith(f"{dataset}/"):
                     removed += frame.select(mine.sum()).item()
                 _rewrite(path, frame.filter(~mine))
             old["superseded_by"] = new_sha
             old["parts"] = []
             records.append({
-                "dataset": "payroll", "file": rel, "sha256": new_sha, "employer_id": None,
+                "dataset": dataset, "file": rel, "sha256": new_sha, "employer_id": None,
                 "window_start": None, "window_end": None, "replaced_file": old["file"], "replaced_sha256": old_sha,
                 "rows_removed": removed, "superseded": True,
             })

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -236,6 +237,11 @@ def _accept(works: list[FileWork], paths: dict[int, Path], lake: Path, known: di
         for w in works:
             if w.dataset == dataset:
                 w.passed = []
+        if dataset in lk.BY_PATH:
+            # a corrected file (a new version at the same path, even one left with a header
+            # only) supersedes the earlier version whole, before the nets are taken over this
+            # run's rows and the lake's
+            replaced += lk.supersede(lake, known, {w.sha: w.rel for w in works if w.dataset == dataset}, dataset)
         if not passed:
             continue
         same = all(p.schema == passed[0].schema for p in passed)
@@ -246,9 +252,6 @@ def _accept(works: list[FileWork], paths: dict[int, Path], lake: Path, known: di
             _cross_row_records(dataset, xr, allrows, by_index, paths, key, now)
             allrows = allrows.filter(~pl.col("__order").is_in(xr.get_column("__order").unique()))
         if dataset == "payroll":
-            # a corrected file (a new version at the same path) supersedes the earlier version
-            # whole, before the nets are taken over this run's rows and the lake's
-            replaced += lk.supersede(lake, known, {w.sha: w.rel for w in works if w.dataset == "payroll"})
             lines_frame = allrows
             allrows, code_lines = xrows.aggregate_lines(allrows)
             xn = _payroll_sums(allrows, code_lines, workdir)
@@ -276,7 +279,7 @@ def _store(accepted: dict[str, pl.DataFrame], works: list[FileWork], lake: Path,
     file_sha = pl.col("__file").replace_strict(index, [w.sha for w in works], return_dtype=pl.String)
     file_rel = pl.col("__file").replace_strict(index, [w.rel for w in works], return_dtype=pl.String)
     for dataset, rows in accepted.items():
-        if rows.height == 0 or dataset in ("payroll", "payroll_lines"):
+        if rows.height == 0 or dataset in (*lk.BY_PATH, "payroll_lines"):
             continue
         new = rows.select(*schema.STAGED[dataset], "__file").with_columns(
             file_sha.alias("_file_sha256"), file_rel.alias("source_file")).drop("__file")
@@ -334,6 +337,23 @@ def _file_record(w: FileWork, n_acc: int, mine: list[dict]) -> FileRecord:
     return FileRecord(w.rel, w.dataset, w.profile, w.sha, w.rows_read, n_acc, n_rej, status, "; ".join(msg))
 
 
+def _named(accepted: dict[str, pl.DataFrame], works: list[FileWork]) -> dict[int, dict[str, list[str]]]:
+    """The employer and application ids each file with a rejected line names (on its accepted
+    rows and its readable rejected lines): a line whose own ids cannot be read holds the
+    applications of the file's employers (spec section 7)."""
+    out: dict[int, dict[str, list[str]]] = {}
+    for w in works:
+        ids: dict[str, set[str]] = {"employers": set(), "applications": set()}
+        rows = accepted.get(w.dataset)
+        for kind, col in (("employers", "employer_id"), ("applications", "application_id")):
+            if rows is not None and col in rows.columns:
+                ids[kind] |= set(rows.filter(pl.col("__file") == w.index).get_column(col).drop_nulls().unique().to_list())
+            ids[kind] |= {q[col] for q in w.quarantine if q.get(col)}
+        ids["employers"] = {e for e in ids["employers"] if re.fullmatch(r"\d{9}", e)}
+        out[w.index] = {k: sorted(v) for k, v in ids.items() if v}
+    return out
+
+
 def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, docs_dir: Path | None, engine: str) -> IngestReport:
     manifest = lk.load_manifest(lake)
     lk.upgrade(lake, manifest)
@@ -346,6 +366,9 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
     accepted, replaced = _accept(works, plan.paths, lake, known, workdir, key, now)
     n_accepted = _accepted_counts(accepted)
     ingested_at = datetime.now(UTC).isoformat(timespec="seconds")
+    seq = int(manifest.get("ingest_seq", 0)) + 1  # orders the runs' files (a later file replaces by key)
+    manifest["ingest_seq"] = seq
+    named = _named(accepted, [w for w in works if w.quarantine])
     parts_of = _store(accepted, works, lake, known, replaced)
     for w in works:
         parts = parts_of.get(w.sha, [])
@@ -359,7 +382,8 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
         rejects += w.rejects
         known[w.sha] = dict(file=w.rel, dataset=w.dataset, profile=w.profile, status=rec.status, rows_read=w.rows_read,
                             rows_accepted=rec.rows_accepted, rows_rejected=rec.rows_rejected, ingested_at=ingested_at,
-                            parts=parts, quarantine=qpart)
+                            parts=parts, quarantine=qpart, ingest_seq=seq, **named.get(w.index, {}),
+                            **({"problem": w.problem_rule} if w.problem_rule else {}))
     lk.save_manifest(lake, manifest)
     read_n = sum(r.rows_read for r in records)
     new = sum(1 for r in records if r.status not in ("duplicate",))

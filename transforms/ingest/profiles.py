@@ -129,7 +129,7 @@ class Profile(BaseModel):
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     description: str
-    dataset: Literal["payroll", "applications", "roster", "certifications", "employer_rates"]
+    dataset: Literal["payroll", "applications", "roster", "certifications", "employer_rates", "control_groups"]
     formats: list[Literal["csv", "xlsx"]]
     extensions: list[str] = Field(default_factory=lambda: [".csv"])
     delimiters: list[str] = Field(default_factory=lambda: [","])
@@ -247,9 +247,10 @@ def canonical_profile(dataset: str) -> Profile:
     base = next(p for p in load_profiles() if p.name == "canonical")
     if dataset == "payroll":
         return base
-    cols = schema.SUBMITTED_COLUMNS[dataset]
+    cols = [*schema.SUBMITTED_COLUMNS[dataset], *schema.OPTIONAL_COLUMNS.get(dataset, [])]
     return base.model_copy(
-        update={"dataset": dataset, "fields": {c: [c] for c in cols}, "derived": {}, "optional": [], "layout": "wide",
+        update={"dataset": dataset, "fields": {c: [c] for c in cols}, "derived": {},
+                "optional": list(schema.OPTIONAL_COLUMNS.get(dataset, [])), "layout": "wide",
                 "long": None, "period_from_pay_date": None}
     )
 

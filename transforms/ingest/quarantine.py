@@ -28,6 +28,7 @@ class FileWork:
     rejected_lines: dict[tuple[str | None, int], list[str]] = field(default_factory=dict)
     quarantine: list[dict] = field(default_factory=list)
     file_problem: str | None = None
+    problem_rule: str | None = None  # the rule of a whole-file reject (unknown_layout, wrong_types ...)
     notes: list[str] = field(default_factory=list)
     passed: list[pl.DataFrame] = field(default_factory=list)  # staged rows that passed the suite
 
@@ -85,17 +86,35 @@ def quarantine_rows(work: FileWork, st: StagedTable, lines: list[int], rules: di
     if not lines:
         return
     sel = st.raw.filter(pl.col("__line").is_in(lines))
-    emp = {ln: r["employer_id"] for ln, r in lookup(st.staged, lines, ["employer_id"]).items()} if "employer_id" in st.staged.columns else {}
+    ids = [c for c in ("employer_id", "employee_id", "ssn_hash", "application_id") if c in st.staged.columns]
+    known = lookup(st.staged, lines, ids) if ids else {}
+    emp = {ln: r.get("employer_id") for ln, r in known.items()}
     wanted = set(lines) | set(rules)
     msgs: dict[int, list[str]] = {}
+    cols: dict[int, list[str]] = {}
     for r in work.rejects:
         if r["line"] in wanted:
             msgs.setdefault(r["line"], []).append(r["message"])
+            if r.get("column"):
+                cols.setdefault(r["line"], []).append(r["column"])
     for row in sel.iter_rows(named=True):
         line = row["__line"]
         rl = sorted(set(rules.get(line) or work.rejected_lines.get((st.sheet, line), [])))
+        got = known.get(line, {})
         work.quarantine.append(dict(
             source_sheet=st.sheet, source_line=line, employer_id=mask_employer(emp.get(line), st.ssn_digits),
             rules=";".join(rl), messages=message or " | ".join(dict.fromkeys(msgs.get(line, []))),
-            cells=cells_json(row),
+            cells=cells_json(row), employee_id=_readable_id(got.get("employee_id"), st.ssn_digits),
+            ssn_hash=got.get("ssn_hash"), application_id=_readable_id(got.get("application_id"), st.ssn_digits),
+            columns=";".join(dict.fromkeys(cols.get(line, []))) or None,
         ))
+
+
+def _readable_id(value: str | None, ssn_digits: frozenset[str]) -> str | None:
+    """An id as the quarantine keeps it to find the applications a rejected line holds: None
+    when it cannot be printed, is too long or looks like an ssn (never stored)."""
+    if value is None or len(value) > 64 or mask_value(value) != value or mask_employer(value, ssn_digits) != value:
+        return None
+    if any(ord(ch) < 32 and ch != "\t" for ch in value):
+        return None
+    return value

@@ -60,7 +60,9 @@ class Staged:
 # --- one table ------------------------------------------------------------------------------
 
 # Columns whose empty value is allowed (open-ended certification).
-NULLABLE = {("certifications", "valid_to"), ("payroll", "check_id"), ("payroll", "pay_date")}
+NULLABLE = {("certifications", "valid_to"), ("payroll", "check_id"), ("payroll", "pay_date"),
+            ("applications", "period_start"), ("applications", "period_end"), ("roster", "employer_id"),
+            ("roster", "ssn_hash"), ("control_groups", "member_to")}
 MAX_CELL_CHARS = 10_000
 
 
@@ -151,7 +153,7 @@ def _submitted_text(dataset: str, c: _Cells) -> tuple[pl.DataFrame, dict[str, st
         sources = {"hours": long.hours, "gross_wages": long.amount, "employer_taxes": long.amount}
     for col in [*schema.SUBMITTED_COLUMNS[dataset], *schema.OPTIONAL_COLUMNS.get(dataset, [])]:
         if col == "ssn":
-            headers[col] = table.headers[match.columns["ssn"]]
+            headers[col] = table.headers[match.columns["ssn"]] if "ssn" in match.columns else "ssn"
             continue
         if col in sources:
             text_cols[col] = c.cell(sources[col])
@@ -220,11 +222,17 @@ def _staged_exprs(dataset: str, c: _Cells) -> tuple[dict[str, pl.Expr], dict[str
             "tax_year": c.txt("tax_year").cast(pl.Int32, strict=False),
             "received_at": instant,
             "received_date": instant.dt.convert_time_zone(schema.NJ_TZ).dt.date(),
+            "period_start": c.day("period_start"), "period_end": c.day("period_end"),
         }
     elif dataset == "roster":
         exprs = {
             "application_id": c.txt("application_id"), "employee_id": c.txt("employee_id"),
-            "wage_category": c.txt("wage_category").str.to_lowercase(),
+            "wage_category": c.txt("wage_category").str.to_lowercase(), "employer_id": c.employer(),
+        }
+    elif dataset == "control_groups":
+        exprs = {
+            "group_id": c.txt("group_id"), "employer_id": c.employer(),
+            "member_from": c.day("member_from"), "member_to": c.day("member_to"),
         }
     elif dataset == "certifications":
         exprs = {
@@ -238,6 +246,8 @@ def _staged_exprs(dataset: str, c: _Cells) -> tuple[dict[str, pl.Expr], dict[str
         }
     else:
         raise KeyError(dataset)
+    if dataset == "roster":  # the ssn is optional: a given one must be 9 digits (validate: __ssn_ok)
+        return exprs, {"__ssn_given": text_expr(c.cell("ssn")).is_not_null()}, []
     return exprs, {}, []
 
 

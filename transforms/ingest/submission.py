@@ -29,6 +29,7 @@ REQUIRED = {
     "roster": "roster.csv",
     "certifications": "certifications.csv",
     "employer_rates": "employer_rates.csv",
+    "control_groups": "control_groups.csv",
 }
 KIND_MESSAGES = {
     "symlink": ("symbolic_link", "a symbolic link, not read (nothing outside the submission folder is read)"),

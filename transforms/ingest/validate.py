@@ -55,9 +55,29 @@ def helper_columns(dataset: str, staged: pl.DataFrame, text: pl.DataFrame, now: 
             pl.when(pl.col("__period_days") >= 1).then(pl.col("hours") / pl.col("__period_days")).alias("__hours_per_day"),
         )
     elif dataset == "applications":
+        blank = {c: text.get_column(c).str.strip_chars().fill_null("").eq("") if c in text.columns
+                 else pl.Series([True] * f.height) for c in ("period_start", "period_end")}
+        start, end = pl.col("period_start"), pl.col("period_end")
+        both = start.is_not_null() & end.is_not_null()
+        days = (end - start).dt.total_days() + 1
+        twelve_months = end == start.dt.offset_by("12mo") - pl.duration(days=1)
         f = f.with_columns(
             ((pl.col("received_at") - pl.lit(now).cast(pl.Datetime("us", "UTC"))).dt.total_microseconds() / 1e6)
-            .alias("__received_after_now_s")
+            .alias("__received_after_now_s"),
+            (pl.lit(blank["period_start"]) | start.is_not_null()).alias("__period_start_ok"),
+            (pl.lit(blank["period_end"]) | end.is_not_null()).alias("__period_end_ok"),
+            # both or neither (a value that did not parse is reported by its own check)
+            (pl.lit(blank["period_start"]) == pl.lit(blank["period_end"])).alias("__period_pair"),
+            (~both | twelve_months | days.is_in([364, 371])).alias("__period_shape"),
+            (~both | pl.col("tax_year").is_null() | (start.dt.year() == pl.col("tax_year"))).alias("__period_year"),
+        )
+    elif dataset == "roster":
+        f = f.with_columns((~pl.col("__ssn_given") | pl.col("ssn_hash").is_not_null()).alias("__ssn_ok"))
+    elif dataset == "control_groups":
+        raw_blank = text.get_column("member_to").str.strip_chars().fill_null("").eq("")
+        f = f.with_columns(
+            (raw_blank | pl.col("member_to").is_not_null()).alias("__member_to_ok"),
+            (pl.col("member_to") - pl.col("member_from")).dt.total_days().alias("__membership_days"),
         )
     elif dataset == "certifications":
         raw_blank = text.get_column("valid_to").str.strip_chars().fill_null("").eq("")

@@ -34,6 +34,7 @@ def write_products(
     approval_year: int,
     cap_cents: int,
     history: pl.DataFrame | None = None,
+    held: pl.DataFrame | None = None,
 ) -> list[Path]:
     """Write the award file, certificates, notices and reports under ``staging_dir``.
 
@@ -44,6 +45,7 @@ def write_products(
     it since the products are written before the ledger commits). ``history``: the ledger rows of
     these applications with this run's new ones (``ledger.ROW_COLUMNS``), for the award file's
     amendment rows and the amended certificates; without it every award is a first award.
+    ``held``: the held applications and the rejected lines that hold them (``award.held``).
     """
     from transforms.products.reports import write_reports
 
@@ -62,7 +64,7 @@ def write_products(
         files += write_certificates(staging_dir, rows, awards, run_id=run_id, pdf_jobs=jobs, documents=documents)
         pdfs = [pool.submit(job) for job in jobs[:1]]
         files += write_notices(staging_dir, awards, employee_years, rejects, run_id=run_id, pdf_jobs=jobs,
-                               documents=documents)
+                               documents=documents, held=held)
         pdfs += [pool.submit(job) for job in jobs[len(pdfs):]]
         files += reports.result()  # (on an error above, leaving the block still waits for it)
         files += [f.result() for f in pdfs]

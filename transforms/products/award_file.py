@@ -75,11 +75,16 @@ def award_rows(awards: pl.DataFrame, applications: pl.DataFrame | None = None) -
         pl.coalesce("certificate_no", certificate_expr()).alias("certificate_no"),
         pl.col("tax_year").cast(pl.Int32),
         pl.col("approval_year").cast(pl.Int32),
-        pl.date(pl.col("tax_year"), 1, 1).alias("tax_year_start"),  # register I-11: calendar years
-        pl.date(pl.col("tax_year"), 12, 31).alias("tax_year_end"),
+        # the tax period: a fiscal filer's privilege period or taxable year, else the calendar year
+        pl.coalesce(_col(rows, "period_start", pl.Date), pl.date(pl.col("tax_year"), 1, 1)).alias("tax_year_start"),
+        pl.coalesce(_col(rows, "period_end", pl.Date), pl.date(pl.col("tax_year"), 12, 31)).alias("tax_year_end"),
         pl.col("awarded_cents").cast(pl.Int64).alias("certified_cents"),
     )
     return rows.sort("certificate_no")
+
+
+def _col(frame: pl.DataFrame, name: str, dtype) -> pl.Expr:
+    return pl.col(name) if name in frame.columns else pl.lit(None, dtype=dtype)
 
 
 def _history_rows(history: pl.DataFrame) -> pl.DataFrame:

@@ -25,21 +25,19 @@ class ExplainError(ValueError):
 
 # (column, symbol, formula, spec section)
 QUANTITIES: list[tuple[str, str, str]] = [
-    ("H_t", "hours on days in the tax year t (periods spread evenly over their days)", "4"),
-    ("H_p", "hours on days in the prior calendar year p = t-1", "4"),
+    ("H_t", "hours on days of the tax period T (periods spread evenly over their days), over the group's rows", "4"),
+    ("H_p", "hours on days of the prior calendar year p (the last that ended before T began)", "4, I-11"),
     ("W_p", "actual gross wages on days in p", "4"),
     ("T_p", "actual employer payroll taxes on days in p, as reported", "4"),
     ("T_p_used", "prior-year employer taxes used in part 1 (= T_p unless I-6 model_both)", "4, I-6"),
-    ("RW_t", "sum over days in t of hours(day) x MW(category, day)", "4"),
-    ("RW1", "the part of RW_t on days January to June", "4"),
-    ("RT_t", "SSrate*min(RW_t,SSbase) + MEDrate*RW_t + FUTArate*min(RW_t,FUTAbase) + njr1*min(RW1,NJbase) + njr2*(min(RW_t,NJbase)-min(RW1,NJbase))", "4"),
+    ("RW_t", "sum over days of T of hours(day) x MW(category, day)", "4"),
+    ("RT_t", "the employer payroll taxes required on RW_t: per member of the group, each calendar year's wage bases "
+             "counted from January 1, the member's UI/DI rates by half-year (see members)", "4, I-15"),
     ("MWavg_t", "RW_t / H_t", "4"),
     ("MWavg_p", "day-weighted average minimum wage of the category over p", "4, I-4"),
-    ("ADJ_t", "max(CF(t) - CF(t-1), FED(t) - FED(t-1), 0)", "4"),
+    ("ADJ_t", "max(CF(T) - CF(p), FED(T) - FED(p), 0), CF(T) and FED(T) averaged over the days of T", "4"),
     ("ADJ_part1", "adjustment used in part 1 (= ADJ_t under I-1 dollars)", "6, I-1, I-3"),
     ("ADJ_part2", "adjustment used in part 2 (= ADJ_t under I-1 dollars)", "6, I-1, I-3"),
-    ("njr1", "employer UI+DI rate, rate year starting July 1 of t-1", "4"),
-    ("njr2", "employer UI+DI rate, rate year starting July 1 of t", "4"),
     ("hours_prior", "round(H_p, 2)", "5"),
     ("hours_current", "round(H_t, 2)", "5"),
     ("part1", "min(H_t,H_p) * max(0, (RW_t+RT_t)/H_t - [(W_p+T_p)/H_p + ADJ*(1+T_p/W_p)]); 0 when H_p = 0", "6"),
@@ -73,15 +71,6 @@ def recompute(q: dict[str, Any], rules: RuleSettings | None = None) -> dict[str,
     mw_avg_t = _safe(RW, H_t)
     part2 = max(0.0, H_t - H_p) * max(0.0, (mw_avg_t - (q["MWavg_p"] + adj2)) * factor)
     return {"part1": part1, "part2": part2, "MWavg_t": mw_avg_t}
-
-
-def _required_taxes(q: dict[str, Any], yp) -> float:
-    rw, rw1 = q["RW_t"], q["RW1"]
-    nj_all, nj_h1 = min(rw, yp.nj_base), min(rw1, yp.nj_base)
-    return (
-        yp.ss_rate * min(rw, yp.ss_base) + yp.medicare_rate * rw + yp.futa_rate * min(rw, yp.futa_base)
-        + (q.get("njr1") or 0.0) * nj_h1 + (q.get("njr2") or 0.0) * (nj_all - nj_h1)
-    )
 
 
 def _jsonable(v: Any) -> Any:
@@ -131,30 +120,35 @@ def _param(name: str, label: str, value: Any, params: Parameters, on: dt.date, p
             "citation": {"title": c.title, "href": c.href}}
 
 
-def parameters_used(params: Parameters, t: int, category: str, row: dict, rules: RuleSettings) -> list[dict]:
-    yp = year_params(params, t, rules, with_prior=False)
-    jan1, jan1p = dt.date(t, 1, 1), dt.date(t - 1, 1, 1)
+def parameters_used(params: Parameters, row: dict, rules: RuleSettings) -> list[dict]:
+    """Every parameter the employee-year used, with its citation: the category's minimum wage over
+    p and T, the old-law and federal minimum wages of each year of T and p, and the payroll-tax
+    rates and bases of each calendar year T touches."""
+    category = row["wage_category"]
+    t_start, t_end = row["T_start"], row["T_end"]
+    p_start, p_end = row["p_start"], row["p_end"]
     out = []
-    for a, b, v in params.schedule(f"minimum_wage.{category}", jan1p, dt.date(t, 12, 31)):
+    for a, b, v in params.schedule(f"minimum_wage.{category}", p_start, t_end):
         out.append(_param(f"minimum_wage.{category}", f"MW {category}", v, params, a, f"{a} to {b}"))
-    out += [
-        _param("counterfactual.old_law_minimum_wage", "CF(t)", counterfactual(params, t, rules), params, jan1, f"January 1, {t}"),
-        _param("counterfactual.old_law_minimum_wage", "CF(t-1)", counterfactual(params, t - 1, rules), params, jan1p,
-               f"January 1, {t - 1}"),
-        _param("federal.minimum_wage", "FED(t)", yp.fed_t, params, jan1, f"January 1, {t}"),
-        _param("federal.minimum_wage", "FED(t-1)", yp.fed_p, params, jan1p, f"January 1, {t - 1}"),
-        _param("payroll_taxes.ss_rate", "Social Security rate", yp.ss_rate, params, jan1, str(t)),
-        _param("payroll_taxes.ss_wage_base", "Social Security wage base", yp.ss_base, params, jan1, str(t)),
-        _param("payroll_taxes.medicare_rate", "Medicare rate", yp.medicare_rate, params, jan1, str(t)),
-        _param("payroll_taxes.futa_rate", "FUTA net rate", yp.futa_rate, params, jan1, str(t)),
-        _param("payroll_taxes.futa_wage_base", "FUTA wage base", yp.futa_base, params, jan1, str(t)),
-        _param("payroll_taxes.nj_wage_base", "NJ taxable wage base (UI/DI)", yp.nj_base, params, jan1, str(t)),
-    ]
-    for key, start in (("njr1", dt.date(t - 1, 7, 1)), ("njr2", dt.date(t, 7, 1))):
-        out.append({"name": f"employer_rates.{key}", "label": f"employer UI+DI ({key})", "value": row.get(key),
-                    "period": f"rate year from {start}",
-                    "citation": {"title": "the employer's UI/DI rate notice (employer_rates.csv of the submission)",
-                                 "href": ""}})
+    for y in sorted({*range(p_start.year, p_end.year + 1), *range(t_start.year, t_end.year + 1)}):
+        jan1 = dt.date(y, 1, 1)
+        out += [
+            _param("counterfactual.old_law_minimum_wage", f"CF({y})", counterfactual(params, y, rules), params, jan1,
+                   f"January 1, {y}"),
+            _param("federal.minimum_wage", f"FED({y})", params.value("federal.minimum_wage", jan1), params, jan1,
+                   f"January 1, {y}"),
+        ]
+    for y in range(t_start.year, t_end.year + 1):
+        yp = year_params(params, y, rules, with_prior=False)
+        jan1 = dt.date(y, 1, 1)
+        out += [
+            _param("payroll_taxes.ss_rate", "Social Security rate", yp.ss_rate, params, jan1, str(y)),
+            _param("payroll_taxes.ss_wage_base", "Social Security wage base", yp.ss_base, params, jan1, str(y)),
+            _param("payroll_taxes.medicare_rate", "Medicare rate", yp.medicare_rate, params, jan1, str(y)),
+            _param("payroll_taxes.futa_rate", "FUTA net rate", yp.futa_rate, params, jan1, str(y)),
+            _param("payroll_taxes.futa_wage_base", "FUTA wage base", yp.futa_base, params, jan1, str(y)),
+            _param("payroll_taxes.nj_wage_base", "NJ taxable wage base (UI/DI)", yp.nj_base, params, jan1, str(y)),
+        ]
     return out
 
 
@@ -162,11 +156,8 @@ def _find(ey: pl.DataFrame, path: Path, tax_year: int, employer_id: str, employe
           application_id: str | None) -> pl.DataFrame:
     """The rows of the employee-year (one per application claiming it); an ExplainError says
     what is unknown: the tax year, the employer or the employee (with the claimed ones)."""
-    sel = ey.filter(
-        (pl.col("tax_year") == tax_year)
-        & (pl.col("employer_id") == str(employer_id))
-        & (pl.col("employee_id") == str(employee_id))
-    )
+    employer = (pl.col("employer_id") == str(employer_id)) | (pl.col("roster_employer_id") == str(employer_id))
+    sel = ey.filter((pl.col("tax_year") == tax_year) & employer & (pl.col("employee_id") == str(employee_id)))
     if application_id is not None:
         sel = sel.filter(pl.col("application_id") == application_id)
     if sel.height == 0:
@@ -174,7 +165,7 @@ def _find(ey: pl.DataFrame, path: Path, tax_year: int, employer_id: str, employe
         if tax_year not in years:
             raise ExplainError(f"{path} holds tax year(s) {', '.join(map(str, years)) or 'none'}, not {tax_year}: "
                                "give the --out of that year's annual run")
-        mine = ey.filter((pl.col("tax_year") == tax_year) & (pl.col("employer_id") == str(employer_id)))
+        mine = ey.filter((pl.col("tax_year") == tax_year) & employer)
         if mine.height == 0:
             raise ExplainError(f"the employer {employer_id} is unknown in {path}: no application of it was decided "
                                f"for tax year {tax_year}")
@@ -185,17 +176,16 @@ def _find(ey: pl.DataFrame, path: Path, tax_year: int, employer_id: str, employe
     return sel
 
 
-def _check(row: dict, params: Parameters, t: int, rules, computed: bool) -> dict[str, Any]:
+def _check(row: dict, members: list[dict], rules, computed: bool) -> dict[str, Any]:
     """The credit recomputed from the stored quantities, item by item against what the run
     stored (to the cent; MWavg_t to a thousandth of a cent)."""
     check: dict[str, Any] = {"ok": True, "items": []}
     if computed:
         r = recompute(row, rules)
         eligible = row["status"] == "ELIGIBLE"
-        yp = year_params(params, t, rules, with_prior=False)
-        rt = _required_taxes(row, yp)
-        items = [
-            ("RT_t (cents)", _round_cents(rt), _round_cents(row["RT_t"])),
+        items = [("RT_t = the members' RT (cents)", _round_cents(sum(m["RT_m"] for m in members)), _round_cents(row["RT_t"]))
+                 ] if members else []  # (a run writes employee_members.parquet beside employee_years.parquet)
+        items += [
             ("MWavg_t (cents x 1000)", round(r["MWavg_t"] * 1e5), round((row.get("MWavg_t") or 0.0) * 1e5)),
             ("part1_cents", _round_cents(r["part1"]) if eligible else 0, row["part1_cents"]),
             ("part2_cents", _round_cents(r["part2"]) if eligible else 0, row["part2_cents"]),
@@ -210,6 +200,43 @@ def _check(row: dict, params: Parameters, t: int, rules, computed: bool) -> dict
         check["note"] = "nothing computed for this tax year (" + (row.get("reasons") or "") + ")"
         check["ok"] = row.get("credit_cents", 0) == 0
     return check
+
+
+def _members(out_dir: Path, row: dict) -> list[dict]:
+    """The members of the group whose rows counted for the person: hours, required wages and
+    required taxes in T at each (``employee_members.parquet`` of the run)."""
+    path = out_dir / "employee_members.parquet"
+    if not path.is_file():
+        return []
+    m = pl.read_parquet(path).filter(
+        (pl.col("application_id") == row["application_id"]) & (pl.col("roster_employer_id") == row["roster_employer_id"])
+        & (pl.col("employee_id") == row["employee_id"]))
+    return m.select("member_id", "H_m", "RW_m", "RT_m").sort("member_id").to_dicts()
+
+
+def _person_lines(workdir: Path, row: dict, members: list[dict]) -> tuple[list[dict], list[dict]]:
+    """The submitted payroll lines (and code lines) the person's quantities came from: the rows of
+    the roster's employer and employee id and the rows of the same person (ssn) at the members of
+    the group, on days of p and T."""
+    key = (pl.col("employer_id") == row["roster_employer_id"]) & (pl.col("employee_id") == row["employee_id"])
+    lo = row.get("pp_start") or dt.date(int(row["tax_year"]) - 1, 1, 1)
+    hi = row.get("T_end") or dt.date(int(row["tax_year"]), 12, 31)
+    period = (pl.col("period_end") >= lo) & (pl.col("period_start") <= hi)
+    ssns = {r["ssn_hash"] for r in _read_lake(workdir, "payroll", key, ["ssn_hash"]) if r.get("ssn_hash")}
+    ids = sorted({m["member_id"] for m in members} | {row["roster_employer_id"]})
+    person = key | (pl.col("ssn_hash").is_in(sorted(ssns)) & pl.col("employer_id").is_in(ids)) if ssns else key
+    cols = ["employer_id", "employee_id", "source_file", "source_sheet", "source_line", "period_start", "period_end",
+            "hours", "gross_wages", "employer_taxes", "check_id", "pay_date", "line_count"]
+    payroll = _read_lake(workdir, "payroll", person & period, cols)
+    keys = {(p["employer_id"], p["employee_id"]) for p in payroll}
+    line_key = pl.struct("employer_id", "employee_id").is_in([{"employer_id": e, "employee_id": i} for e, i in keys]) \
+        if keys else key
+    code_lines = _read_lake(
+        workdir, "payroll_lines", line_key & period,
+        ["employer_id", "employee_id", "source_file", "source_sheet", "source_line", "row_line", "check_id", "pay_date",
+         "period_start", "period_end", "code", "counts_as", "hours", "amount"],
+    )
+    return payroll, code_lines
 
 
 def explain(workdir: Path, out_dir: Path, tax_year: int, employer_id: str, employee_id: str, params: Parameters,
@@ -239,36 +266,30 @@ def explain(workdir: Path, out_dir: Path, tax_year: int, employer_id: str, emplo
         "part2_credit": f"{(row.get('part2_cents') or 0) / 100:.2f}",
         "credit": f"{(row.get('credit_cents') or 0) / 100:.2f}",
     }
-    params_list = parameters_used(params, t, row["wage_category"], row, rules) if computed else []
-    check = _check(row, params, t, rules, computed)
-    emp_filter = (pl.col("employer_id") == str(employer_id)) & (pl.col("employee_id") == str(employee_id))
-    period = (pl.col("period_end") >= dt.date(t - 1, 1, 1)) & (pl.col("period_start") <= dt.date(t, 12, 31))
-    payroll = _read_lake(
-        workdir, "payroll", emp_filter & period,
-        ["source_file", "source_sheet", "source_line", "period_start", "period_end", "hours", "gross_wages", "employer_taxes",
-         "check_id", "pay_date", "line_count"],
-    )
+    members = _members(out_dir, row)
+    params_list = parameters_used(params, row, rules) if computed else []
+    check = _check(row, members, rules, computed)
+    payroll, code_lines = _person_lines(workdir, row, members)
     for p in payroll:  # a reversal or void (spec section 1): netted against the other lines
         p["netted"] = any((p.get(c) or 0) < 0 for c in ("hours", "gross_wages", "employer_taxes"))
-    # the code lines of line-per-code exports, summed into the rows above (row_line)
-    code_lines = _read_lake(
-        workdir, "payroll_lines", emp_filter & period,
-        ["source_file", "source_sheet", "source_line", "row_line", "check_id", "pay_date", "period_start", "period_end",
-         "code", "counts_as", "hours", "amount"],
-    )
+    member_ids = sorted({m["member_id"] for m in members} | {row["employer_id"]})
+    years = sorted({y for y in range(row["T_start"].year - 1, row["T_end"].year + 1)}) if computed else [t - 1, t]
     rates = _read_lake(
         workdir, "employer_rates",
-        (pl.col("employer_id") == str(employer_id)) & pl.col("rate_year_start").is_in([dt.date(t - 1, 7, 1), dt.date(t, 7, 1)]),
-        ["source_file", "source_sheet", "source_line", "rate_year_start", "ui_rate", "di_rate"],
+        pl.col("employer_id").is_in(member_ids) & pl.col("rate_year_start").is_in([dt.date(y, 7, 1) for y in years]),
+        ["employer_id", "source_file", "source_sheet", "source_line", "rate_year_start", "ui_rate", "di_rate"],
     )
     return {
         "employee_year": {
             k: _jsonable(row.get(k))
-            for k in ("application_id", "employer_id", "employee_id", "tax_year", "wage_category", "status", "reasons",
-                      "received_date")
+            for k in ("application_id", "employer_id", "roster_employer_id", "employee_id", "tax_year", "wage_category",
+                      "status", "reasons", "received_date")
             if k in row
         },
         "other_applications": sel["application_id"].to_list()[1:],
+        "tax_period": {"start": _jsonable(row.get("T_start")), "end": _jsonable(row.get("T_end")),
+                       "prior_year": [_jsonable(row.get("p_start")), _jsonable(row.get("p_end"))]},
+        "members": [{k: _jsonable(v) for k, v in m.items()} for m in members],
         "settings": rules.model_dump(),
         "quantities": quantities,
         "result": result,

@@ -63,6 +63,26 @@ REASONS: dict[str, tuple[str, str]] = {
         "or no employee of the application is eligible.",
         "N.J.S.A. 34:11-56a40(d)(1)",
     ),
+    "SUBMINIMUM_ON_EFFECTIVE_DATE": (
+        "On February 4, 2019 (the day P.L.2019, c.32 took effect) the employee was paid below the minimum wage of "
+        "the category; the credit is for employees with an impairment earning at least the minimum wage that day.",
+        "N.J.S.A. 34:11-56a39",
+    ),
+    "DUPLICATE_EMPLOYEE": (
+        "The same person (the same social security number) is claimed on an earlier line of this application; "
+        "a person is counted once, over all the rows of the employer's group.",
+        "N.J.S.A. 34:11-56a39; 34:11-56a40(d)(1)",
+    ),
+    "NOT_IN_CONTROL_GROUP": (
+        "The roster names an employer that is neither the applicant nor a member of its group of entities under "
+        "common ownership or control during the tax period.",
+        "N.J.S.A. 34:11-56a39",
+    ),
+    "INPUT_REJECTED": (
+        "Lines of the submission that this application could depend on could not be read; nothing is decided until "
+        "they are corrected (the lines are listed below).",
+        "N.J.S.A. 34:11-56a40; spec section 7 (no decision on input that could not be read)",
+    ),
     "CAP_EXHAUSTED": (
         "The annual limit of approvals ($10,000,000 per calendar year) was reached; the application received part "
         "of its request or none, and a waitlisted application is considered first in the next approval year.",
@@ -75,6 +95,8 @@ STATUS_WORDS = {
     "PARTIAL": "Your application is approved in part: the annual limit of approvals did not allow the full amount.",
     "WAITLISTED": "Your application is eligible but waitlisted: the annual limit of approvals has been reached.",
     "REJECTED": "Your application is not approved.",
+    "HELD": "Nothing is decided yet: lines of your submission that this application could depend on could not be "
+            "read. Send the corrected files (under the same names); the next run decides the application.",
 }
 
 
@@ -119,8 +141,10 @@ def write_notices(
     run_id: str = "",
     pdf_jobs: list | None = None,
     documents: int = 0,
+    held: pl.DataFrame | None = None,
 ) -> list[Path]:
-    """``notices/<application_id>.html`` for every application of ``awards``. With ``pdf_jobs``,
+    """``notices/<application_id>.html`` for every application of ``awards``; a held one lists
+    the lines to correct (``held``). With ``pdf_jobs``,
     the PDF of them all (``notices/notices.pdf``) is appended as a job for the caller to run."""
     emp_cols = ["employee_id", "wage_category", "hours_prior", "hours_current", "part1_cents", "part2_cents",
                 "credit_cents", "status", "reasons"]
@@ -133,6 +157,11 @@ def write_notices(
         by_app.setdefault(app, []).append({**e, "reason_list": list(_reasons_cached(e["reasons"]))})
     rejects_known = rejects is not None and "employer_id" in rejects.columns
     rejects_of = _rejects_by_employer(rejects)
+    held_of: dict[str, list[dict]] = {}
+    if held is not None:
+        for r in held.iter_rows(named=True):
+            held_of.setdefault(r["application_id"], []).append(
+                {"file": r["file"], "line": r["line"], "column": r["columns"] or "", "message": r["messages"] or ""})
     pages = []
     names = file_names(awards.get_column("application_id").to_list(), "the notices of applications")
     for a in awards.sort("application_id").iter_rows(named=True):
@@ -148,6 +177,7 @@ def write_notices(
             "netted": [ln for ln in lines if ln["netted_lines"]],
             "rejects": rejects_of.get(a["employer_id"], []),
             "rejects_known": rejects_known,
+            "held_lines": held_of.get(a["application_id"], []),
             "received": nj_local(a.get("received_at")),
             "run_id": a.get("run_id") or run_id,
             "decided_on": decision_date(a.get("run_id") or run_id),
@@ -177,6 +207,7 @@ def pdf_record(n: dict) -> dict:
         "netted": [[e["employee_id"], e["netted_lines"]] for e in n["netted"]],
         "rejects": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["value"]), text(r["rule"]),
                      text(r["message"])] for r in n["rejects"]],
+        "held_lines": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["message"])] for r in n["held_lines"]],
         "no_rejects": ("None of your submitted rows were rejected." if n["rejects_known"]
                        else "Rejected rows are not attributed to employers in this run; see the run's rejects.csv."),
         "run_id": n["run_id"],

@@ -1,7 +1,7 @@
 """N.J.S.A. 34:11-56a40(c), (e) and (g): the applications a run sees and what they claim.
 
 Spec sections 5 and 7: the applications received by the as-of date, the duplicates of an
-employer's tax year, the employees claimed on their rosters, and each application's total.
+employer's (its group's) tax year, the first tax year, and each application's total.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import polars as pl
 
 from transforms.rules.reasons import (
     DUPLICATE_APPLICATION,
+    INPUT_REJECTED,
     NO_CREDIT_DUE,
     TAX_YEAR_BEFORE_2019,
     join_reasons,
@@ -23,50 +24,38 @@ def visible_applications(applications: pl.LazyFrame, as_of: dt.date) -> pl.LazyF
     return applications.filter(pl.col("received_date") <= as_of)
 
 
-def duplicate_flags(applications: pl.LazyFrame) -> pl.LazyFrame:
-    """DUPLICATE_APPLICATION: an earlier application of the same employer for the same tax year
-    (ties: lower application_id first). Returns application_id, is_duplicate."""
-    return applications.select(
-        "application_id",
-        (
-            pl.struct("received_at", "application_id")
-            .rank("ordinal")
-            .over("employer_id", "tax_year", order_by=["received_at", "application_id"])
-            > 1
-        ).alias("is_duplicate"),
+def duplicate_applications(apps: pl.DataFrame, members: pl.DataFrame) -> pl.DataFrame:
+    """DUPLICATE_APPLICATION (spec section 5): another application for the same ``tax_year`` by
+    the same employer or by a member of its group (for its period T) was received earlier (ties:
+    lower application_id first), whatever became of it. ``apps``: the tax year's applications
+    seen by the run; ``members``: ``employer.group_members`` of them. Returns application_id,
+    is_duplicate."""
+    others = apps.select(
+        pl.col("application_id").alias("__other"), pl.col("employer_id").alias("member_id"), "tax_year",
+        pl.col("received_at").alias("__other_at"),
     )
+    mine = apps.select("application_id", "tax_year", "received_at").join(
+        members.select("application_id", "member_id").unique(), on="application_id", how="inner")
+    earlier = mine.join(others, on=["member_id", "tax_year"], how="inner").filter(
+        (pl.col("__other") != pl.col("application_id"))
+        & ((pl.col("__other_at") < pl.col("received_at"))
+           | ((pl.col("__other_at") == pl.col("received_at")) & (pl.col("__other") < pl.col("application_id"))))
+    )
+    return apps.select("application_id").with_columns(
+        pl.col("application_id").is_in(earlier.get_column("application_id").unique().implode()).alias("is_duplicate"))
 
 
-def claimed_employee_years(
-    applications: pl.LazyFrame, roster: pl.LazyFrame, tax_year: int, as_of: dt.date
-) -> tuple[pl.LazyFrame, pl.DataFrame]:
-    """The tax year's applications seen by the run (with ``is_duplicate``) and their claimed
-    employees: one row per roster line (application_id, employee_id, wage_category, ...) joined
-    to its application's employer, tax year and receipt (spec section 5: only rostered employees
-    are claimed)."""
-    apps = visible_applications(applications, as_of)
-    dup = duplicate_flags(apps)
-    apps = apps.filter(pl.col("tax_year") == tax_year).join(dup, on="application_id", how="left")
-    roster = roster.unique(["application_id", "employee_id"], keep="first", maintain_order=True)
-    claimed = roster.join(
-        apps.select("application_id", "employer_id", "tax_year", "received_date", "received_at"),
-        on="application_id",
-        how="inner",
-    ).collect()
-    return apps, claimed
-
-
-def before_first_year(claimed: pl.DataFrame, apps: pl.DataFrame, t: int) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """56a40(e): nothing is computed for a tax year before the first one; every employee and
-    application gets TAX_YEAR_BEFORE_2019 (and DUPLICATE_APPLICATION where it applies).
-    Returns the employee rows and the application totals."""
+def before_first_year(claims: pl.DataFrame, apps: pl.DataFrame, t: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """56a40(e): nothing is computed for a tax period beginning before the first tax year; every
+    employee and application gets TAX_YEAR_BEFORE_2019 (and DUPLICATE_APPLICATION where it
+    applies). Returns the employee rows and the application totals."""
     flags = apps.select(
         "application_id",
         join_reasons((TAX_YEAR_BEFORE_2019, pl.lit(True)), (DUPLICATE_APPLICATION, pl.col("is_duplicate"))).alias(
             "reasons"
         ),
     )
-    employees = claimed.join(flags, on="application_id", how="left").select(
+    employees = claims.join(flags, on="application_id", how="left").select(
         "application_id",
         "employer_id",
         "employee_id",
@@ -77,6 +66,9 @@ def before_first_year(claimed: pl.DataFrame, apps: pl.DataFrame, t: int) -> tupl
         *[pl.lit(0, pl.Int64).alias(c) for c in ("part1_cents", "part2_cents", "credit_cents")],
         pl.lit("INELIGIBLE").alias("status"),
         "reasons",
+        "roster_employer_id",
+        "T_start",
+        "T_end",
     )
     app_reasons = {a: r.split(";") for a, r in flags.iter_rows()}
     return employees, application_totals(apps, employees, app_reasons)
@@ -88,7 +80,9 @@ def application_totals(
     """One row per application: requested = sum of the eligible credits (spec section 7).
 
     Applications with requested = 0 are REJECTED with their application-level reasons, or
-    NO_CREDIT_DUE; the others are PENDING allocation.
+    NO_CREDIT_DUE; an application that claims no employee and has no application-level reason
+    is HELD (INPUT_REJECTED: a roster it could depend on is missing or was rejected); the others
+    are PENDING allocation.
     """
     totals = emp.group_by("application_id").agg(
         pl.col("credit_cents").filter(pl.col("status") == "ELIGIBLE").sum().alias("requested_cents"),
@@ -109,9 +103,16 @@ def application_totals(
             pl.col("app_reasons").fill_null(""),
         )
     )
+    no_claim = (pl.col("employees") == 0) & ~pl.col("app_reasons").str.contains(
+        f"{TAX_YEAR_BEFORE_2019}|{DUPLICATE_APPLICATION}")
     return out.with_columns(
-        pl.when(pl.col("requested_cents") == 0).then(pl.lit("REJECTED")).otherwise(pl.lit("PENDING")).alias("status"),
-        pl.when(pl.col("requested_cents") > 0)
+        pl.col("T_start").alias("period_start"),
+        pl.col("T_end").alias("period_end"),
+        pl.when(no_claim).then(pl.lit("HELD"))
+        .when(pl.col("requested_cents") == 0).then(pl.lit("REJECTED"))
+        .otherwise(pl.lit("PENDING")).alias("status"),
+        pl.when(no_claim).then(pl.lit(INPUT_REJECTED))
+        .when(pl.col("requested_cents") > 0)
         .then(pl.lit(""))
         .when(pl.col("app_reasons") != "")
         .then(pl.col("app_reasons"))

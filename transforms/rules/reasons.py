@@ -1,4 +1,4 @@
-"""N.J.S.A. 34:11-56a40(b), (c), (d)(2), (e) and (g): the reason codes of a decision.
+"""N.J.S.A. 34:11-56a39 and 34:11-56a40(b), (c), (d)(2), (e), (f) and (g): the reason codes of a decision.
 
 Spec sections 5 and 7.
 
@@ -18,7 +18,12 @@ LATE_APPLICATION = "LATE_APPLICATION"
 NOT_CERTIFIED = "NOT_CERTIFIED"
 NO_HOURS_IN_TAX_YEAR = "NO_HOURS_IN_TAX_YEAR"
 HOURS_DECREASED = "HOURS_DECREASED"
+SUBMINIMUM_ON_EFFECTIVE_DATE = "SUBMINIMUM_ON_EFFECTIVE_DATE"
+DUPLICATE_EMPLOYEE = "DUPLICATE_EMPLOYEE"
+NOT_IN_CONTROL_GROUP = "NOT_IN_CONTROL_GROUP"
 NO_CREDIT_DUE = "NO_CREDIT_DUE"
+# an application held, not decided: a line it could depend on was rejected (spec section 7)
+INPUT_REJECTED = "INPUT_REJECTED"
 CAP_EXHAUSTED = "CAP_EXHAUSTED"
 
 # application-level reason -> its flag column

@@ -60,16 +60,17 @@ def segments_long(segments: pl.DataFrame) -> pl.DataFrame:
 
 
 def spread_payroll(
-    payroll: pl.LazyFrame, segments: pl.DataFrame, rules: RuleSettings, *, ot_weekly_hours: float = 0.0
+    payroll: pl.LazyFrame, segments: pl.DataFrame, rules: RuleSettings, *, ot_weekly_hours: float = 0.0,
+    keys: tuple[str, ...] = ("employer_id", "employee_id"),
 ) -> pl.LazyFrame:
     """Spread each period's hours, wages and taxes evenly over its days, summed per segment.
 
-    Returns one row per (employer_id, employee_id, seg_id): hours, wages, taxes, ot_hours.
-    Days outside the segment table's range are dropped (they belong to other years).
+    Returns one row per (``keys``, seg_id): hours, wages, taxes, ot_hours. Days outside the
+    segment table's range are dropped (they belong to other years).
     """
     first, last = segments["seg_start"].min(), segments["seg_end"].max()
     bounds = segments["seg_start"]
-    lf = payroll.select("employer_id", "employee_id", "period_start", "period_end", "hours", "gross_wages", "employer_taxes")
+    lf = payroll.select(*keys, "period_start", "period_end", "hours", "gross_wages", "employer_taxes")
     if rules.attribution == "period_end":
         lf = lf.with_columns(pl.col("period_end").alias("period_start"))
     n_days = (pl.col("period_end") - pl.col("period_start")).dt.total_days() + 1
@@ -93,7 +94,7 @@ def spread_payroll(
         pl.min_horizontal("seg_end", "period_end") - pl.max_horizontal("seg_start", "period_start")
     ).dt.total_days() + 1
     frac = overlap.cast(pl.Float64) / pl.col("__n")
-    return lf.group_by("employer_id", "employee_id", "seg_id").agg(
+    return lf.group_by(*keys, "seg_id").agg(
         exact_sum(pl.col("hours") * frac).alias("hours"),
         exact_sum(pl.col("gross_wages") * frac).alias("wages"),
         exact_sum(pl.col("employer_taxes") * frac).alias("taxes"),

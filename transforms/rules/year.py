@@ -10,6 +10,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+import polars as pl
+
 from transforms.reference.parameters import Parameters, derive_counterfactual
 from transforms.schema import WAGE_CATEGORIES
 from transforms.settings import RuleSettings
@@ -87,3 +89,27 @@ def year_params(params: Parameters, t: int, rules: RuleSettings, *, with_prior: 
 def latest(params: Parameters, name: str) -> float:
     """An open-ended statutory constant (first tax year, cap)."""
     return params.value(name, dt.date(9999, 12, 31))
+
+
+def calendar_years(params: Parameters, rules: RuleSettings, *, adjustment_years: set[int],
+                   tax_years: set[int]) -> pl.DataFrame:
+    """The parameters by calendar ``year``: ``cf`` and ``fed`` (the old-law and federal minimum
+    wages in effect on January 1) for ``adjustment_years``, and the payroll-tax rates and bases
+    (``payroll_taxes.TAX_PARAMS``) for ``tax_years`` (null elsewhere). A missing one raises
+    MissingParameterError naming it."""
+    rows = []
+    for y in sorted(adjustment_years | tax_years):
+        row: dict[str, float | int | None] = {"year": y}
+        if y in adjustment_years:
+            row["cf"] = counterfactual(params, y, rules)
+            row["fed"] = params.value("federal.minimum_wage", dt.date(y, 1, 1))
+        if y in tax_years:
+            row["ss_rate"] = params.year_value("payroll_taxes.ss_rate", y)
+            row["ss_base"] = params.year_value("payroll_taxes.ss_wage_base", y)
+            row["medicare_rate"] = params.year_value("payroll_taxes.medicare_rate", y)
+            row["futa_rate"] = params.year_value("payroll_taxes.futa_rate", y)
+            row["futa_base"] = params.year_value("payroll_taxes.futa_wage_base", y)
+            row["nj_base"] = params.year_value("payroll_taxes.nj_wage_base", y)
+        rows.append(row)
+    cols = ["cf", "fed", "ss_rate", "ss_base", "medicare_rate", "futa_rate", "futa_base", "nj_base"]
+    return pl.DataFrame(rows, schema={"year": pl.Int32, **dict.fromkeys(cols, pl.Float64)})

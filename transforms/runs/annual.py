@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
 from transforms import failpoints
-from transforms.award import ledger
+from transforms.award import acts, ledger
 from transforms.award.changes import since_last_run
-from transforms.award.decide import ROW_SCHEMA, Decisions, awards_output, decide
+from transforms.award.decide import ROW_SCHEMA, Decisions, awards_output
+from transforms.award.decide import decide as decide_applications
+from transforms.award.held import held_applications, hold, holding_lines
 from transforms.outputs import (
     StagedOutputs,
     clean_stale_staging,
@@ -56,22 +59,70 @@ from transforms.stages import stage
 
 
 def compute(frames: dict[str, pl.LazyFrame | pl.DataFrame], tax_year: int, as_of: dt.date, params: Parameters,
-            settings: Settings) -> CreditResult:
+            settings: Settings, *, quarter: int | None = None) -> CreditResult:
     with stage("credits") as s:
-        result = compute_credits(CreditInputs.from_frames(frames), tax_year, as_of, params, settings.rules)
+        result = compute_credits(CreditInputs.from_frames(frames), tax_year, as_of, params, settings.rules,
+                                 quarter=quarter)
         emp = result.employees
+        waits = f"; {result.waiting:,} whose tax period has not ended wait" if result.waiting else ""
         s.say(f"{emp.height:,} employee-years ({int((emp['status'] == 'ELIGIBLE').sum()):,} eligible), "
-              f"{result.applications.height:,} applications")
+              f"{result.applications.height:,} applications{waits}")
     failpoints.hit("computed")
     return result
 
 
-def decide_against_ledger(
-    con, result: CreditResult, *, as_of: dt.date, cap: int, settings: Settings, run_id: str, fresh: bool = False
-) -> Decisions:
+@dataclass
+class RunContext:
+    """What every step of a run works on: who it is, what it read, what it computed, where it
+    writes. The flows build it once and hand it to each step."""
+
+    kind: str
+    run_id: str
+    tax_year: int
+    as_of: dt.date
+    params: Parameters
+    settings: Settings
+    workdir: Path
+    out_dir: Path
+    staged: StagedInputs
+    result: CreditResult
+    started_at: dt.datetime
+    quarter: int | None = None
+    with_products: bool = True
+    held: pl.DataFrame | None = None  # the applications held and the lines that hold them (spec 7)
+
+    @property
+    def ledger_path(self) -> Path:
+        return self.workdir / "impcredit.duckdb"
+
+
+def hold_unread(ctx: RunContext, released: list[str]) -> None:
+    """Spec section 7, no decision on input it could not read: the applications a standing
+    rejected line could touch become HELD (``transforms.award.held``), but those an analyst
+    released; ``ctx.held`` names the lines."""
+    result, staged = ctx.result, ctx.staged
+    lines = holding_lines(staged.standing)
+    claims = result.claims if result.claims is not None else pl.DataFrame(
+        schema={"application_id": pl.String, "roster_employer_id": pl.String, "employee_id": pl.String, "ssn": pl.String})
+    members = result.group_members if result.group_members is not None else result.applications.select(
+        "application_id", pl.col("employer_id").alias("member_id"))
+    keys = lines.filter((pl.col("dataset") == "payroll") & pl.col("employee_id").is_not_null()).select(
+        "employer_id", "employee_id").unique()
+    identities = staged.frames["payroll"].lazy().join(keys.lazy(), on=["employer_id", "employee_id"], how="semi").select(
+        "employer_id", "employee_id", "ssn_hash").unique().collect()
+    ctx.held = held_applications(result.applications.select("application_id", "employer_id"), members, claims,
+                                 identities, lines, staged.named)
+    result.applications = hold(result.applications, ctx.held, released=released)
+
+
+def decide(ctx: RunContext, con, *, fresh: bool = False) -> Decisions:
     """Decide with the ledger's state. ``fresh`` (what-if): this tax year's earlier decisions
     are ignored and only other tax years' awards of the approval year consume the cap."""
+    released = acts.pending_releases(con)
+    hold_unread(ctx, released)
+    result, as_of, settings = ctx.result, ctx.as_of, ctx.settings
     approval_year = as_of.year
+    cap = cap_cents(ctx.params, settings, as_of)
     app_ids = result.applications["application_id"].to_list()
     if fresh:
         before = int(
@@ -86,9 +137,9 @@ def decide_against_ledger(
         before = ledger.awarded_in_year(con, approval_year)
         final = ledger.final_decisions(con, app_ids)
         waitlist = ledger.carried_waitlist(con, approval_year)
-        reopened = ledger.pending_reopenings(con).get_column("application_id").to_list()
+        reopened = acts.pending_reopenings(con).get_column("application_id").to_list()
         history = ledger.decision_rows(con, reopened)
-    return decide(
+    return decide_applications(
         result.applications,
         approval_year=approval_year,
         cap_cents=cap,
@@ -98,40 +149,36 @@ def decide_against_ledger(
         reopened=reopened,
         history=history,
         settings=settings.allocation,
-        run_id=run_id,
+        run_id=ctx.run_id,
     )
 
 
-def write_outputs(
-    staging: StagedOutputs,
-    *,
-    run_id: str,
-    kind: str,
-    tax_year: int,
-    as_of: dt.date,
-    params: Parameters,
-    settings: Settings,
-    staged: StagedInputs,
-    result: CreditResult,
-    decisions: Decisions,
-) -> RunSummary:
+def write_outputs(ctx: RunContext, staging: StagedOutputs, decisions: Decisions) -> RunSummary:
+    """employee_credits.csv, awards.csv, rejects, employee_years.parquet and manifest.json (spec
+    section 8); the run's summary."""
+    staged, result, settings, params = ctx.staged, ctx.result, ctx.settings, ctx.params
     emp = employee_output(result.employees)
     awards = awards_output(decisions.awards)
     write_csv(emp, staging.path("employee_credits.csv"))
     write_csv(awards, staging.path("awards.csv"))
     staged.write_rejects(staging.dir)
+    if ctx.held is not None and ctx.held.height:
+        write_csv(ctx.held, staging.path("held.csv"))
     data_docs = staged.write_data_docs(staging.dir)
     # Employee-years with every quantity (for explain and audit), no ssn; in a stable order (a
     # group_by's order is not)
-    result.employees.drop([c for c in result.employees.columns if c.startswith("__")]).sort(
-        "application_id", "employee_id").write_parquet(staging.path("employee_years.parquet"))
+    result.employees.drop([c for c in result.employees.columns if c.startswith("__") or c in ("ssn", "roster_ssn")]).sort(
+        "application_id", "roster_employer_id", "employee_id").write_parquet(staging.path("employee_years.parquet"))
+    if result.members is not None:
+        result.members.drop("__claim").sort("application_id", "roster_employer_id", "employee_id", "member_id").write_parquet(
+            staging.path("employee_members.parquet"))
     statuses = dict(sorted(awards.group_by("status").len().iter_rows()))
     summary = RunSummary(
-        run_id=run_id,
-        kind=kind,
-        tax_year=tax_year,
-        as_of=as_of,
-        approval_year=as_of.year,
+        run_id=ctx.run_id,
+        kind=ctx.kind,
+        tax_year=ctx.tax_year,
+        as_of=ctx.as_of,
+        approval_year=ctx.as_of.year,
         policy=settings.allocation.policy,
         cap=decisions.cap_cents / 100,
         applications=awards.height,
@@ -146,14 +193,16 @@ def write_outputs(
         rejected_rows=staged.rejected_rows,
         statuses=statuses,
         key_source=staged.key_source,
-        received_after_as_of=received_after(staged, tax_year, as_of),
+        received_after_as_of=received_after(staged, ctx.tax_year, ctx.as_of),
+        held=int(statuses.get("HELD", 0)),
+        waiting=result.waiting,
     )
     manifest = {
-        "run_id": run_id,
-        "kind": kind,
-        "tax_year": tax_year,
-        "as_of": as_of.isoformat(),
-        "approval_year": as_of.year,
+        "run_id": ctx.run_id,
+        "kind": ctx.kind,
+        "tax_year": ctx.tax_year,
+        "as_of": ctx.as_of.isoformat(),
+        "approval_year": ctx.as_of.year,
         "policy": settings.allocation.policy,
         "cap": decisions.cap_cents / 100,
         "settings": settings.model_dump(),
@@ -168,6 +217,8 @@ def write_outputs(
             "employee_years": emp.height,
             "eligible_employee_years": summary.eligible_employee_years,
             "rejected_cells": staged.rejects.height,
+            "held_applications": summary.held,
+            "waiting_applications": summary.waiting,
             **{f"staged_{k}": v.lazy().select(pl.len()).collect().item() for k, v in staged.frames.items()},
         },
         "totals": {
@@ -182,76 +233,77 @@ def write_outputs(
     return summary
 
 
-def decide_and_commit(
-    *,
-    workdir: Path,
-    out_dir: Path,
-    run_id: str,
-    kind: str,
-    tax_year: int,
-    as_of: dt.date,
-    params: Parameters,
-    settings: Settings,
-    staged: StagedInputs,
-    result: CreditResult,
-    started_at: dt.datetime,
-    quarter: int | None = None,
-    with_products: bool = True,
-) -> RunSummary:
-    """Decide against the ledger, write the outputs aside, commit the ledger, then move the
-    outputs into place. A failure before the commit leaves neither ledger rows nor outputs."""
-    con = ledger.connect(workdir / "impcredit.duckdb")
+def write_changes(ctx: RunContext, con, staging: StagedOutputs, decisions: Decisions, summary: RunSummary) -> pl.DataFrame:
+    """changes.csv: what changed since the last run; the employee-years the ledger keeps."""
+    employee_years = employee_years_of(ctx.result)
+    changed = since_last_run(con, kind=ctx.kind, tax_year=ctx.tax_year, files=ctx.staged.files,
+                             employee_years=employee_years, request_differs=decisions.request_differs,
+                             reopened=decisions.reopened)
+    write_csv(changed.frame(), staging.path("changes.csv"))
+    summary.changes, summary.changes_counts = changed.lines(), changed.counts()
+    summary.inputs_changed = changed.inputs_changed
+    return employee_years
+
+
+def write_run_products(ctx: RunContext, con, staging: StagedOutputs, decisions: Decisions, summary: RunSummary) -> None:
+    """The award file, certificates, notices, reports, awards.xlsx and index.html."""
+    from transforms.products import write_index, write_products
+    from transforms.products.workbook import write_workbook
+
+    result, staged = ctx.result, ctx.staged
+    ids = decisions.awards.get_column("application_id").to_list()
+    history = pl.concat([ledger.decision_rows(con, ids).cast(ROW_SCHEMA), decisions.new.cast(ROW_SCHEMA)])
+    with stage("products") as s:
+        made = write_products(
+            staging.dir, con=con, awards=decisions.awards, employee_years=result.employees,
+            rejects=staged.rejects, run_id=ctx.run_id, tax_year=ctx.tax_year, approval_year=ctx.as_of.year,
+            cap_cents=decisions.cap_cents, history=history, held=ctx.held,
+        )
+        write_workbook(staging.path("awards.xlsx"), {
+            "awards": awards_output(decisions.awards), "employee credits": employee_output(result.employees),
+            "rejects": staged.rejects.drop("employer_id") if "employer_id" in staged.rejects.columns else staged.rejects,
+        })
+        documents = {p.relative_to(staging.dir).as_posix(): {"sha256": sha256_file(p), "bytes": p.stat().st_size}
+                     for p in made if p.suffix == ".pdf"}
+        manifest = json.loads(staging.path("manifest.json").read_text())
+        write_json({**manifest, "documents": documents}, staging.path("manifest.json"))
+        write_index(staging.dir, summary, decided_at=nj_time(ledger.now_utc()))
+        s.say(f"{len(made) + 2:,} files (award file, certificates, notices, reports, awards.xlsx, index.html)")
+
+
+def commit(ctx: RunContext, con, decisions: Decisions, summary: RunSummary, employee_years: pl.DataFrame) -> None:
+    """The run's ledger rows in one transaction (the cap checked inside it)."""
+    record = run_record(summary, started_at=ctx.started_at, settings=ctx.settings, params=ctx.params,
+                        staged=ctx.staged, quarter=ctx.quarter)
+    failpoints.hit("outputs_written")
+    released = [a for a in acts.pending_releases(con) if a in set(decisions.new.get_column("application_id").to_list())]
+    ledger.commit_run(con, record, decisions.new, ctx.staged.files, decisions.cap_cents, employee_years=employee_years,
+                      released=released)
+    failpoints.hit("committed")
+
+
+def decide_and_commit(ctx: RunContext) -> RunSummary:
+    """The steps of a deciding run: decide against the ledger, write the outputs aside, say what
+    changed, write the products, commit the ledger, then move the outputs into place. A failure
+    before the commit leaves neither ledger rows nor outputs."""
+    con = ledger.connect(ctx.ledger_path)
     try:
-        with StagedOutputs(out_dir, run_id) as staging:
+        with StagedOutputs(ctx.out_dir, ctx.run_id) as staging:
             with stage("allocate") as s:
-                decisions = decide_against_ledger(
-                    con, result, as_of=as_of, cap=cap_cents(params, settings, as_of), settings=settings, run_id=run_id
-                )
+                decisions = decide(ctx, con)
                 st = dict(sorted(decisions.awards.group_by("status").len().iter_rows()))
                 s.say(f"{decisions.awards.height:,} applications ({', '.join(f'{k} {v}' for k, v in st.items())}), "
                       f"${decisions.awarded_now_cents / 100:,.2f} awarded by this run")
-            summary = write_outputs(
-                staging, run_id=run_id, kind=kind, tax_year=tax_year, as_of=as_of, params=params,
-                settings=settings, staged=staged, result=result, decisions=decisions,
-            )
-            employee_years = employee_years_of(result)
-            changed = since_last_run(con, kind=kind, tax_year=tax_year, files=staged.files, employee_years=employee_years,
-                                     request_differs=decisions.request_differs, reopened=decisions.reopened)
-            write_csv(changed.frame(), staging.path("changes.csv"))
-            summary.changes, summary.changes_counts = changed.lines(), changed.counts()
-            summary.inputs_changed = changed.inputs_changed
-            if with_products:
-                from transforms.products import write_index, write_products
-                from transforms.products.workbook import write_workbook
-
-                ids = decisions.awards.get_column("application_id").to_list()
-                history = pl.concat([ledger.decision_rows(con, ids).cast(ROW_SCHEMA), decisions.new.cast(ROW_SCHEMA)])
-                with stage("products") as s:
-                    made = write_products(
-                        staging.dir, con=con, awards=decisions.awards, employee_years=result.employees,
-                        rejects=staged.rejects, run_id=run_id, tax_year=tax_year, approval_year=as_of.year,
-                        cap_cents=decisions.cap_cents, history=history,
-                    )
-                    write_workbook(staging.path("awards.xlsx"), {
-                        "awards": awards_output(decisions.awards), "employee credits": employee_output(result.employees),
-                        "rejects": staged.rejects.drop("employer_id") if "employer_id" in staged.rejects.columns else staged.rejects,
-                    })
-                    documents = {p.relative_to(staging.dir).as_posix(): {"sha256": sha256_file(p), "bytes": p.stat().st_size}
-                                 for p in made if p.suffix == ".pdf"}
-                    manifest = json.loads(staging.path("manifest.json").read_text())
-                    write_json({**manifest, "documents": documents}, staging.path("manifest.json"))
-                    write_index(staging.dir, summary, decided_at=nj_time(ledger.now_utc()))
-                    s.say(f"{len(made) + 2:,} files (award file, certificates, notices, reports, awards.xlsx, index.html)")
-            record = run_record(summary, started_at=started_at, settings=settings, params=params, staged=staged,
-                                quarter=quarter)
-            failpoints.hit("outputs_written")
-            ledger.commit_run(con, record, decisions.new, staged.files, decisions.cap_cents, employee_years=employee_years)
-            failpoints.hit("committed")
+            summary = write_outputs(ctx, staging, decisions)
+            employee_years = write_changes(ctx, con, staging, decisions, summary)
+            if ctx.with_products:
+                write_run_products(ctx, con, staging, decisions, summary)
+            commit(ctx, con, decisions, summary, employee_years)
     finally:
         con.close()
     summary.outputs = [str(p) for p in staging.published]
-    summary.out_dir = str(out_dir)
-    summary.workdir = str(workdir)
+    summary.out_dir = str(ctx.out_dir)
+    summary.workdir = str(ctx.workdir)
     return summary
 
 
@@ -282,8 +334,13 @@ __all__ = [
     "cap_cents",
     "clean_stale_staging",
     "compute",
-    "decide_against_ledger",
+    "RunContext",
+    "commit",
+    "decide",
     "decide_and_commit",
+    "hold_unread",
+    "write_changes",
+    "write_run_products",
     "input_file_records",
     "new_run_id",
     "run_record",

@@ -8,16 +8,17 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
 
 from transforms import failpoints, schema
+from transforms.ingest.standing import STANDING_SCHEMA
 from transforms.outputs import sha256_file, write_csv
 from transforms.pii import HashKey
 from transforms.reference.parameters import Parameters
-from transforms.schema import STAGED
+from transforms.schema import AGENCY_DATASETS, STAGED
 
 
 class RunError(RuntimeError):
@@ -50,6 +51,51 @@ def check_complete(input_dir: Path, workdir: Path | None = None) -> None:
                                    + "; ".join(problems) + ". Fix the submission and run again.")
 
 
+def check_standing(workdir: Path) -> tuple[pl.DataFrame, dict]:
+    """What the lake holds rejected, checked before anything is decided: a file rejected whole
+    (not read: unknown layout, mostly wrong types, not text) or a rejected line of the agency's
+    own files (certifications, employer rates, control groups) stops the run naming them (spec
+    sections 1 and 7). Returns the standing rejected lines and the ids their files name."""
+    from transforms.ingest.standing import named_ids, standing_problems, standing_rejects
+
+    problems = [f for f in standing_problems(workdir) if f.get("problem") in STOPPING_RULES]
+    if problems:
+        raise SubmissionIncomplete(
+            "nothing was decided: " + "; ".join(f"{f['file']} could not be read ({f['problem'].replace('_', ' ')})"
+                                                for f in sorted(problems, key=lambda f: f["file"]))
+            + ". Correct or re-export these files under the same names, then run again.")
+    standing = standing_rejects(workdir)
+    agency = standing.filter(pl.col("dataset").is_in(AGENCY_DATASETS))
+    if agency.height:
+        shown = [f"{r['file']} line {r['line']}: {r['messages']}" for r in agency.head(10).iter_rows(named=True)]
+        more = f" (and {agency.height - 10:,} more)" if agency.height > 10 else ""
+        raise SubmissionIncomplete(
+            "nothing was decided: a line of the agency's own files could not be read (they decide every "
+            "application): " + "; ".join(shown) + more + ". Correct the file and run again.")
+    return standing, named_ids(workdir)
+
+
+def check_control_groups(groups: pl.LazyFrame | pl.DataFrame) -> None:
+    """An employer in two groups on one day stops the run naming the lines (spec section 1)."""
+    from transforms.rules.employer import FAR
+
+    g = groups.lazy().select("group_id", "employer_id", "member_from", "member_to", "source_file", "source_line").collect()
+    if g.height < 2:
+        return
+    pairs = g.join(g, on="employer_id", suffix="_2").filter(
+        (pl.col("group_id") != pl.col("group_id_2"))
+        & (pl.col("member_from") <= pl.col("member_to_2").fill_null(FAR))
+        & (pl.col("member_from_2") <= pl.col("member_to").fill_null(FAR))
+        & ((pl.col("source_file") < pl.col("source_file_2"))
+           | ((pl.col("source_file") == pl.col("source_file_2")) & (pl.col("source_line") < pl.col("source_line_2")))))
+    if pairs.height:
+        shown = [f"employer {r['employer_id']} is in group {r['group_id']} ({r['source_file']} line {r['source_line']}) "
+                 f"and in group {r['group_id_2']} ({r['source_file_2']} line {r['source_line_2']}) on the same days"
+                 for r in pairs.head(10).iter_rows(named=True)]
+        raise SubmissionIncomplete("nothing was decided: " + "; ".join(shown)
+                                   + ". An employer belongs to one group at a time: correct control_groups.csv and run again.")
+
+
 def check_files_read(report) -> None:
     """No file of the layout was rejected whole (unknown layout, mostly wrong types, not text):
     else ``SubmissionIncomplete`` naming them (the lake keeps what was read; nothing is decided)."""
@@ -71,6 +117,10 @@ class StagedInputs:
     key_id: str
     report: object | None = None  # the ingest report (transforms.ingest.IngestReport)
     docs_dir: Path | None = None  # GX Data Docs of the files this run validated (``data_docs``)
+    # every rejected line the lake holds now (``ingest.lake.standing_rejects``), and the ids each
+    # file with one names: they hold the applications they could touch (spec section 7)
+    standing: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=STANDING_SCHEMA))
+    named: dict = field(default_factory=dict)
 
     @property
     def rejected_rows(self) -> int:
@@ -130,16 +180,18 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: boo
         shutil.rmtree(docs_dir, ignore_errors=True)  # a crashed run's (one run at a time per workdir)
     report = ingest_folder(input_dir, workdir, key, docs_dir=docs_dir)
     check_files_read(report)
+    standing, named = check_standing(workdir)
     if not report.files:
         raise RunError(
             f"{input_dir}: no submission files found (expected payroll/*.csv, applications.csv, roster.csv, "
             "certifications.csv, employer_rates.csv, or a vendor payroll export)"
         )
     frames = {name: scan_lake(workdir, name) for name in STAGED}
+    check_control_groups(frames["control_groups"])
     failpoints.hit("staged")
     hashed = {f.file: f.sha256 for f in report.files}
     return StagedInputs(frames, report.rejects, input_file_records(input_dir, hashed), key.source, key.key_id, report,
-                        docs_dir)
+                        docs_dir, standing, named)
 
 
 class NothingToDecide(RunError):

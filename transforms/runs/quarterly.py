@@ -64,19 +64,13 @@ def estimate_credits(
     params: Parameters,
     settings: Settings,
 ) -> CreditResult:
-    """Projected employee-years of a quarter (spec 9), with ``H_t_observed`` (hours so far)."""
-    end = quarter_end(tax_year, quarter)
-    rules = settings.rules
-    result = cr.compute_credits(CreditInputs.from_frames(frames), tax_year, as_of, params, rules, observe_through=end)
-    emp = result.employees
-    days_t = (dt.date(tax_year, 12, 31) - dt.date(tax_year, 1, 1)).days + 1
-    days_so_far = (end - dt.date(tax_year, 1, 1)).days + 1
-    factor = days_t / days_so_far
-    if result.year is None or "H_t" not in emp.columns:  # tax year before the first: nothing computed
-        emp = emp.with_columns(pl.lit(0.0).alias("H_t_observed"))
-        return CreditResult(emp, result.applications, result.year)
-    emp = emp.with_columns((pl.col("H_t") / factor).alias("H_t_observed"))
-    return CreditResult(emp, result.applications, result.year)
+    """Projected employee-years of a quarter of each application's own tax period (spec 9),
+    with ``H_t_observed`` (hours so far)."""
+    result = cr.compute_credits(CreditInputs.from_frames(frames), tax_year, as_of, params, settings.rules,
+                                quarter=quarter)
+    if "H_t_observed" not in result.employees.columns:  # tax year before the first: nothing computed
+        result.employees = result.employees.with_columns(pl.lit(0.0).alias("H_t_observed"))
+    return result
 
 
 def estimates_output(result: CreditResult, quarter: int) -> pl.DataFrame:
@@ -182,21 +176,11 @@ def _manifest(s: QuarterlySummary, params: Parameters, settings: Settings, stage
     }
 
 
-def run_quarterly(
-    *,
-    workdir: Path,
-    out_dir: Path,
-    run_id: str,
-    tax_year: int,
-    quarter: int,
-    as_of: dt.date,
-    params: Parameters,
-    settings: Settings,
-    staged: steps.StagedInputs,
-    result: CreditResult,
-    started_at: dt.datetime,
-) -> QuarterlySummary:
+def run_quarterly(ctx: steps.RunContext) -> QuarterlySummary:
     """Write the estimate files aside, record the run (no decisions), then publish."""
+    workdir, out_dir, run_id, tax_year, quarter = ctx.workdir, ctx.out_dir, ctx.run_id, ctx.tax_year, ctx.quarter
+    as_of, params, settings, staged, result, started_at = (ctx.as_of, ctx.params, ctx.settings, ctx.staged, ctx.result,
+                                                           ctx.started_at)
     end = quarter_end(tax_year, quarter)
     con = ledger.connect(workdir / "impcredit.duckdb")
     est_dir = workdir / "estimates"
@@ -321,31 +305,58 @@ def variance_report(workdir: Path, out_dir: Path, tax_year: int) -> Path | None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Per-employer batches (the Dask fan-out): credits are per application and duplicates are per
-# employer, so computing on a subset of employers gives exactly those employers' rows.
+# Per-employer batches (the Dask fan-out): credits are per application, duplicates per group, and
+# a group's members are measured together (34:11-56a39), so a batch holds whole groups: computing
+# on a subset of them gives exactly their rows.
+
+
+def _units(employers: list[str], groups: pl.DataFrame) -> list[list[str]]:
+    """The employers in units that never split a group (connected through control_groups)."""
+    parent = {e: e for e in employers}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for _, members in groups.group_by("group_id", maintain_order=True):
+        ids = members.get_column("employer_id").to_list()
+        for other in ids[1:]:
+            parent[find(other)] = find(ids[0])
+    units: dict[str, list[str]] = {}
+    for e in sorted(parent):
+        units.setdefault(find(e), []).append(e)
+    return [u for u in units.values() if any(e in set(employers) for e in u)]
 
 
 def employer_batches(frames: dict[str, pl.DataFrame], n: int) -> list[dict[str, pl.DataFrame]]:
-    """Split staged frames into ``n`` batches of whole employers (round robin over sorted ids)."""
+    """Split staged frames into ``n`` batches of whole groups of employers (round robin over
+    sorted units); each batch holds the payroll of its employers and of the employers its
+    rosters name (for the person's ssn), and the certifications of the ssns it holds."""
     if n <= 1:
         return [frames]
     frames = {k: v.collect() if isinstance(v, pl.LazyFrame) else v for k, v in frames.items()}
-    employers = sorted(set(frames["applications"]["employer_id"].to_list()))
-    n = min(n, len(employers))
+    groups = frames.get("control_groups", pl.DataFrame(schema={"group_id": pl.String, "employer_id": pl.String}))
+    units = sorted(_units(sorted(set(frames["applications"]["employer_id"].to_list())), groups), key=lambda u: u[0])
+    n = min(n, len(units))
     if n <= 1:
         return [frames]
     out = []
     for i in range(n):
-        ids = pl.Series("employer_id", employers[i::n], dtype=pl.String)
-        payroll = frames["payroll"].filter(pl.col("employer_id").is_in(ids.implode()))
+        ids = pl.Series("employer_id", [e for u in units[i::n] for e in u], dtype=pl.String)
         apps = frames["applications"].filter(pl.col("employer_id").is_in(ids.implode()))
+        roster = frames["roster"].filter(pl.col("application_id").is_in(apps["application_id"].implode()))
+        named = pl.concat([ids, roster.get_column("employer_id").drop_nulls()]).unique()
+        payroll = frames["payroll"].filter(pl.col("employer_id").is_in(named.implode()))
+        ssns = pl.concat([payroll.get_column("ssn_hash"), roster.get_column("ssn_hash")]).drop_nulls().unique()
         out.append({
             "payroll": payroll,
             "applications": apps,
-            "roster": frames["roster"].filter(pl.col("application_id").is_in(apps["application_id"].implode())),
-            "certifications": frames["certifications"].join(payroll.select("ssn_hash").unique(), on="ssn_hash",
-                                                            how="semi"),
-            "employer_rates": frames["employer_rates"].filter(pl.col("employer_id").is_in(ids.implode())),
+            "roster": roster,
+            "certifications": frames["certifications"].filter(pl.col("ssn_hash").is_in(ssns.implode())),
+            "employer_rates": frames["employer_rates"].filter(pl.col("employer_id").is_in(named.implode())),
+            "control_groups": groups.filter(pl.col("employer_id").is_in(ids.implode())),
         })
     return out
 
@@ -354,6 +365,12 @@ def merge_results(parts: list[CreditResult]) -> CreditResult:
     if len(parts) == 1:
         return parts[0]
     year = next((p.year for p in parts if p.year is not None), None)
+
+    def cat(name: str) -> pl.DataFrame | None:
+        frames = [getattr(p, name) for p in parts if getattr(p, name) is not None]
+        return pl.concat(frames, how="diagonal_relaxed") if frames else None
+
     emp = pl.concat([p.employees for p in parts], how="diagonal_relaxed")
     apps = pl.concat([p.applications for p in parts], how="diagonal_relaxed").sort("received_at", "application_id")
-    return CreditResult(emp, apps, year)
+    return CreditResult(emp, apps, year, cat("members"), sum(p.waiting for p in parts), cat("claims"),
+                        cat("group_members"))

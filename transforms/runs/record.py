@@ -50,6 +50,8 @@ class RunSummary:
     changes: list[str] = field(default_factory=list)  # what changed since the last run (transforms.award.changes)
     changes_counts: dict[str, int] = field(default_factory=dict)
     inputs_changed: bool = False
+    held: int = 0  # applications held, not decided: a line they could depend on was rejected (spec 7)
+    waiting: int = 0  # applications whose tax period had not ended by the as-of date (they wait)
     elapsed_s: float = 0.0
     prefect_flow_run: str | None = None  # the flow run's id in Prefect (set by the flow)
 

@@ -1,7 +1,7 @@
 """What-if runs (spec section 7): other settings, parameters, policy or cap; outputs beside the
 ledger, never into it. Plain functions; the Prefect flow is ``flows/whatif.py``.
 
-Allocation uses ``decide_against_ledger(..., fresh=True)`` on a read-only ledger connection:
+Allocation uses ``annual.decide(..., fresh=True)`` on a read-only ledger connection:
 this tax year's earlier decisions are ignored and only other tax years' awards of the approval
 year consume the cap. ``diff.csv`` compares with the last real (annual) run's awards of the tax
 year, taken from the ledger (latest decision per application).
@@ -17,10 +17,7 @@ import polars as pl
 
 from transforms.award import ledger
 from transforms.outputs import StagedOutputs, write_csv, write_json
-from transforms.reference.parameters import Parameters
-from transforms.rules.engine import CreditResult
 from transforms.runs import annual as steps
-from transforms.settings import Settings
 
 DIFF_COLUMNS = ["level", "application_id", "employee_id", "awarded_before", "awarded_whatif", "change", "status_before",
                 "status_whatif", "requested_before", "requested_whatif", "credit_before", "credit_whatif", "why"]
@@ -128,30 +125,16 @@ class WhatIfOutcome:
     totals: dict | None = None  # requested and awarded, before (the annual run) and in the what-if
 
 
-def run_whatif(
-    *,
-    workdir: Path,
-    out_dir: Path,
-    run_id: str,
-    tax_year: int,
-    as_of: dt.date,
-    params: Parameters,
-    settings: Settings,
-    staged: steps.StagedInputs,
-    result: CreditResult,
-    assignments: dict[str, str],
-) -> WhatIfOutcome:
+def run_whatif(ctx: steps.RunContext, assignments: dict[str, str]) -> WhatIfOutcome:
     """Decide against the ledger (read-only, fresh), write the outputs and diff.csv; no commit."""
+    workdir, out_dir, run_id, tax_year, as_of = ctx.workdir, ctx.out_dir, ctx.run_id, ctx.tax_year, ctx.as_of
+    params, settings, result = ctx.params, ctx.settings, ctx.result
     con = ledger.connect(workdir / "impcredit.duckdb", read_only=True)
     try:
         with StagedOutputs(out_dir, run_id) as staging:
             cap = steps.cap_cents(params, settings, as_of)
-            decisions = steps.decide_against_ledger(con, result, as_of=as_of, cap=cap, settings=settings, run_id=run_id,
-                                                    fresh=True)
-            summary = steps.write_outputs(
-                staging, run_id=run_id, kind="whatif", tax_year=tax_year, as_of=as_of, params=params, settings=settings,
-                staged=staged, result=result, decisions=decisions,
-            )
+            decisions = steps.decide(ctx, con, fresh=True)
+            summary = steps.write_outputs(ctx, staging, decisions)
             base = ledger.last_run(con, "annual", tax_year)
             before = awards_before(con, tax_year)
             _, employees_before = ledger.last_employee_years(con, "annual", tax_year)

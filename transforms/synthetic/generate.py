@@ -23,6 +23,7 @@ employer rates), each builder with its own random stream; this module writes the
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +31,7 @@ import numpy as np
 import polars as pl
 
 from transforms.schema import SUBMITTED_COLUMNS
+from transforms.synthetic.groups import Layered, layer
 from transforms.synthetic.knobs import EMPLOYERS_PER_FILE, write_csv
 from transforms.synthetic.population import (
     Calendar,
@@ -65,6 +67,8 @@ class GenerateSummary:
     roster_rows: int = 0  # rows of roster.csv (duplicate applications repeat their roster)
     certifications: int = 0
     employer_rates: int = 0
+    groups: int = 0  # groups of employers under common control (control_groups.csv)
+    fiscal_filers: int = 0  # applications for a fiscal privilege period
 
 
 def _load_params(params: Parameters | None) -> Parameters:
@@ -83,13 +87,15 @@ def generate_submission(
     tax_year: int = 2023,
     params: Parameters | None = None,
     impaired_share: float = 0.15,
+    groups_and_fiscal: bool = True,
 ) -> GenerateSummary:
     """Write a synthetic canonical submission folder for ``tax_year`` into ``out_dir``.
 
     Payroll covers the calendar years tax_year-2 .. tax_year; applications are for tax_year.
     Stale ``payroll/payroll_*.csv`` files from an earlier run in the same folder are removed so
     that the folder always reflects exactly one generation. The realism features listed in the
-    module docstring are guaranteed from about 20 employers on.
+    module docstring are guaranteed from about 20 employers on. ``groups_and_fiscal``: lay
+    groups of employers and fiscal-year filers over it (``transforms.synthetic.groups``).
     """
     if employers < 1:
         raise ValueError("employers must be at least 1")
@@ -109,32 +115,36 @@ def generate_submission(
     roster = build_roster(er, emp, apps, ids)
     certifications = build_certifications(seed, emp, wages, cal, ids, picks)
     employer_rates = build_employer_rates(seed, er, cal, ids)
+    ratio = p.value("minimum_wage.general", date(tax_year + 1, 1, 1)) / p.value("minimum_wage.general", date(tax_year, 1, 1))
+    layered = layer(seed, tax_year, apps.frame, roster, payroll.frame, ratio) if groups_and_fiscal else None
     n_files = _write_folder(Path(out_dir), er.E, emp.emp_of, payroll.count, payroll.frame, apps.frame, roster,
-                            certifications, employer_rates)
+                            certifications, employer_rates, layered)
     return GenerateSummary(
         out_dir=Path(out_dir),
         employers=er.E,
         employees=emp.N,
-        payroll_rows=payroll.frame.height,
-        applications=apps.frame.height,
+        payroll_rows=payroll.frame.height + (layered.fiscal_payroll.height + layered.shared_payroll.height if layered else 0),
+        applications=layered.applications.height if layered else apps.frame.height,
         rostered=int(emp.rostered.sum()),
         files=n_files,
-        roster_rows=roster.height,
+        roster_rows=layered.roster.height if layered else roster.height,
         certifications=certifications.height,
         employer_rates=employer_rates.height,
+        groups=layered.groups if layered else 0,
+        fiscal_filers=layered.fiscal if layered else 0,
     )
 
 
 def _write_folder(out_dir: Path, E: int, emp_of: np.ndarray, count: np.ndarray, payroll: pl.DataFrame,
                   applications: pl.DataFrame, roster: pl.DataFrame, certifications: pl.DataFrame,
-                  employer_rates: pl.DataFrame) -> int:
+                  employer_rates: pl.DataFrame, layered: Layered | None = None) -> int:
     """The canonical layout: payroll in files of ``EMPLOYERS_PER_FILE`` employers (sliced at
     employer boundaries; stale payroll files removed) and one file per other dataset. Returns
     the number of payroll files."""
     out_dir.mkdir(parents=True, exist_ok=True)
     pay_dir = out_dir / "payroll"
     pay_dir.mkdir(exist_ok=True)
-    for stale in pay_dir.glob("payroll_*.csv"):
+    for stale in [*pay_dir.glob("payroll_*.csv"), *pay_dir.glob("shared_*.csv")]:
         stale.unlink()
     n_files = (E + EMPLOYERS_PER_FILE - 1) // EMPLOYERS_PER_FILE
     width = max(3, len(str(n_files)))
@@ -147,8 +157,20 @@ def _write_folder(out_dir: Path, E: int, emp_of: np.ndarray, count: np.ndarray, 
         write_csv(
             payroll.slice(a, b - a), pay_dir / f"payroll_{i + 1:0{width}d}.csv", float_precision=2
         )
+    groups = pl.DataFrame(schema=dict.fromkeys(SUBMITTED_COLUMNS["control_groups"], pl.String))
+    roster = roster.select(SUBMITTED_COLUMNS["roster"])
+    if layered is not None:
+        applications, groups = layered.applications, layered.control_groups
+        if layered.fiscal == 0:
+            applications = applications.drop("period_start", "period_end")
+        roster = layered.roster.select(*SUBMITTED_COLUMNS["roster"], "employer_id") if layered.groups else roster
+        if layered.fiscal_payroll.height:
+            write_csv(layered.fiscal_payroll, pay_dir / f"payroll_fiscal_{layered.fiscal_payroll['period_start'].max().year}.csv",
+                      float_precision=2)
+        if layered.shared_payroll.height:
+            write_csv(layered.shared_payroll, pay_dir / "shared_member_payroll.csv", float_precision=2)
     write_csv(applications, out_dir / "applications.csv")
-    write_csv(roster.select(SUBMITTED_COLUMNS["roster"]), out_dir / "roster.csv")
+    write_csv(roster, out_dir / "roster.csv")
     write_csv(
         certifications.select(SUBMITTED_COLUMNS["certifications"]), out_dir / "certifications.csv"
     )
@@ -157,4 +179,5 @@ def _write_folder(out_dir: Path, E: int, emp_of: np.ndarray, count: np.ndarray, 
         out_dir / "employer_rates.csv",
         float_precision=4,
     )
+    write_csv(groups, out_dir / "control_groups.csv")
     return n_files

@@ -32,48 +32,53 @@ def _lineage(n: int, name: str) -> dict[str, Any]:
     return {"source_file": [name] * n, "source_sheet": [None] * n, "source_line": list(range(2, n + 2))}
 
 
+def _month_specs(spec: Any) -> list[dict[str, Any]]:
+    """A year's ``months`` entry: one spec, or a list of them (different rates in parts of the year)."""
+    return list(spec) if isinstance(spec, list) else [spec]
+
+
 def _employee_rows(e: dict[str, Any], i: int, case: dict[str, Any], params: Parameters, employer_id: str,
                    tax_rate: Decimal, app_id: str) -> tuple[list[dict], list[dict], list[dict]]:
     """(payroll, roster, certification) rows of the scenario's i-th employee: monthly periods
     paid at a rate (the minimum wage by default) or explicit periods; certified from a date, or
-    the certifications given."""
+    the certifications given. ``employer_id`` of the employee: the member of the group paying
+    them (the roster names it when it is not the applicant); ``roster_ssn``: the roster carries
+    the ssn; ``payroll_ssn: false``: the payroll rows carry none."""
     payroll_rows: list[dict[str, Any]] = []
     roster_rows: list[dict[str, Any]] = []
     cert_rows: list[dict[str, Any]] = []
     emp_id = str(e.get("employee_id", "E1" if i == 0 else f"E{i + 1}"))
     ssn = str(e.get("ssn", "111-22-3333" if i == 0 else f"111-22-{3333 + i:04d}"))
+    ssn_hash = hash_one(ssn, TEST_KEY)
+    row_ssn = ssn_hash if e.get("payroll_ssn", True) else None
     cat = e.get("category", case.get("category", "general"))
+    payer = str(e.get("employer_id", employer_id))
     if e.get("rostered", True):
-        roster_rows.append({"application_id": app_id, "employee_id": emp_id, "wage_category": cat})
-    for year, spec in (e.get("months") or {}).items():
-        months = spec.get("months", list(range(1, 13)))
-        for m in months:
-            start = dt.date(int(year), m, 1)
-            end = dt.date(int(year), m, calendar.monthrange(int(year), m)[1])
-            hours = Decimal(str(spec["hours"]))
-            rate = spec.get("rate", "minimum_wage")
-            if rate == "minimum_wage":
-                rate = params.value(f"minimum_wage.{cat}", start)
-            wages = _cents(hours * Decimal(str(rate)))
-            taxes = _cents(wages * Decimal(str(spec.get("tax_rate", tax_rate))))
-            payroll_rows.append(
-                {
-                    "employer_id": employer_id,
-                    "employee_id": emp_id,
-                    "ssn_hash": hash_one(ssn, TEST_KEY),
-                    "period_start": start,
-                    "period_end": end,
-                    "hours": float(hours),
-                    "gross_wages": float(wages),
+        roster_rows.append({"application_id": app_id, "employee_id": emp_id, "wage_category": cat,
+                            "employer_id": payer if payer != employer_id else None,
+                            "ssn_hash": ssn_hash if e.get("roster_ssn") else None})
+    for year, specs in (e.get("months") or {}).items():
+        for spec in _month_specs(specs):
+            for m in spec.get("months", list(range(1, 13))):
+                start = dt.date(int(year), m, 1)
+                end = dt.date(int(year), m, calendar.monthrange(int(year), m)[1])
+                hours = Decimal(str(spec["hours"]))
+                rate = spec.get("rate", "minimum_wage")
+                if rate == "minimum_wage":
+                    rate = params.value(f"minimum_wage.{cat}", start)
+                wages = _cents(hours * Decimal(str(rate)))
+                taxes = _cents(wages * Decimal(str(spec.get("tax_rate", tax_rate))))
+                payroll_rows.append({
+                    "employer_id": str(spec.get("employer_id", payer)), "employee_id": emp_id, "ssn_hash": row_ssn,
+                    "period_start": start, "period_end": end, "hours": float(hours), "gross_wages": float(wages),
                     "employer_taxes": float(taxes),
-                }
-            )
+                })
     for per in e.get("periods") or []:
         payroll_rows.append(
             {
-                "employer_id": employer_id,
+                "employer_id": str(per.get("employer_id", payer)),
                 "employee_id": emp_id,
-                "ssn_hash": hash_one(ssn, TEST_KEY),
+                "ssn_hash": row_ssn,
                 "period_start": dt.date.fromisoformat(str(per["start"])),
                 "period_end": dt.date.fromisoformat(str(per["end"])),
                 "hours": float(per["hours"]),
@@ -88,7 +93,7 @@ def _employee_rows(e: dict[str, Any], i: int, case: dict[str, Any], params: Para
     for j, c in enumerate(certs):
         cert_rows.append(
             {
-                "ssn_hash": hash_one(ssn, TEST_KEY),
+                "ssn_hash": ssn_hash,
                 "certification_id": f"C-{emp_id}-{j}",
                 "status": c.get("status", "CERTIFIED"),
                 "valid_from": dt.date.fromisoformat(str(c["valid_from"])),
@@ -96,6 +101,10 @@ def _employee_rows(e: dict[str, Any], i: int, case: dict[str, Any], params: Para
             }
         )
     return payroll_rows, roster_rows, cert_rows
+
+
+def _day(value: Any) -> dt.date | None:
+    return None if value is None else dt.date.fromisoformat(str(value))
 
 
 def _application_rows(case: dict[str, Any], tax_year: int, app_id: str, employer_id: str,
@@ -116,6 +125,8 @@ def _application_rows(case: dict[str, Any], tax_year: int, app_id: str, employer
                 "tax_type": a.get("tax_type", "CBT"),
                 "tax_year": int(a.get("tax_year", tax_year)),
                 "received_at": received,
+                "period_start": _day(a.get("period_start", case.get("period_start"))),
+                "period_end": _day(a.get("period_end", case.get("period_end"))),
             }
         )
         if k > 0 and a.get("roster_like_first", True):
@@ -145,10 +156,13 @@ def build_frames(case: dict[str, Any], params: Parameters) -> dict[str, pl.DataF
     app_rows, more_roster = _application_rows(case, tax_year, app_id, employer_id, roster_rows)
     roster_rows += more_roster
     rates = case.get("employer_rates")
+    employers = sorted({employer_id, *(r["employer_id"] for r in payroll_rows),
+                        *(str(g["employer_id"]) for g in case.get("control_groups") or [])})
     if rates is None:
         ui = float(case.get("ui_rate", d.get("ui_rate", 0.0280)))
         di = float(case.get("di_rate", d.get("di_rate", 0.0050)))
-        rates = [{"rate_year_start": f"{y}-07-01", "ui_rate": ui, "di_rate": di} for y in range(2013, 2027)]
+        rates = [{"employer_id": emp, "rate_year_start": f"{y}-07-01", "ui_rate": ui, "di_rate": di}
+                 for emp in employers for y in range(2013, 2027)]
 
     def frame(name: str, rows: list[dict[str, Any]], cols: pl.Schema) -> pl.DataFrame:
         base = pl.DataFrame(rows, schema={c: t for c, t in cols.items() if c not in schema.LINEAGE and c != "received_date"} | (
@@ -179,5 +193,9 @@ def build_frames(case: dict[str, Any], params: Parameters) -> dict[str, pl.DataF
         "roster": frame("roster", roster_rows, schema.ROSTER),
         "certifications": frame("certifications", cert_rows, schema.CERTIFICATIONS),
         "employer_rates": frame("employer_rates", rate_rows, schema.EMPLOYER_RATES),
+        "control_groups": frame("control_groups", [
+            {"group_id": str(g["group_id"]), "employer_id": str(g["employer_id"]),
+             "member_from": _day(g["member_from"]), "member_to": _day(g.get("member_to"))}
+            for g in case.get("control_groups") or []], schema.CONTROL_GROUPS),
     }
     return {k: v.select([pl.col(c).cast(t) for c, t in schema.STAGED[k].items()]) for k, v in frames.items()}

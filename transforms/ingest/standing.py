@@ -1,0 +1,99 @@
+"""What the lake holds rejected now: the quarantined lines of every file whose content still
+counts, and the files rejected whole. Runs read them before deciding (spec section 7: no decision
+on input it could not read): a standing line holds the applications it could touch
+(``transforms.award.held``), a standing whole-file reject or a line of the agency's own files
+stops the run. A corrected file releases them: a new version at the same path supersedes the old
+one, and a later roster or application of the same application replaces the earlier by key.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from transforms.ingest.lake import BY_PATH, QUARANTINE_SCHEMA, _parts, lake_dir, load_manifest
+
+STANDING_SCHEMA = {
+    "dataset": pl.String, "path": pl.String, "file": pl.String, "source_sheet": pl.String, "line": pl.Int64, "employer_id": pl.String,
+    "employee_id": pl.String, "ssn_hash": pl.String, "application_id": pl.String, "rules": pl.String,
+    "messages": pl.String, "columns": pl.String, "ingest_seq": pl.Int64, "file_sha256": pl.String,
+}
+
+
+def standing_files(manifest: dict) -> dict[str, dict]:
+    """The manifest's files whose content still counts (sha256 -> entry): not superseded by a new
+    version at their path (payroll, control groups), and not followed by a later version at their
+    path (the datasets that replace by key: a corrected roster sent again under its name)."""
+    files = manifest.get("files", {})
+    latest: dict[str, int] = {}
+    for f in files.values():
+        if f.get("dataset") and f.get("status") != "duplicate":
+            latest[f["file"]] = max(latest.get(f["file"], 0), int(f.get("ingest_seq", 0)))
+    out = {}
+    for sha, f in files.items():
+        if not f.get("dataset") or f.get("superseded_by"):
+            continue
+        if f["dataset"] not in BY_PATH and int(f.get("ingest_seq", 0)) < latest.get(f["file"], 0):
+            continue
+        out[sha] = f
+    return out
+
+
+def standing_rejects(workdir: Path) -> pl.DataFrame:
+    """Every rejected line the lake holds now (``STANDING_SCHEMA``): the quarantine of each
+    standing file, less the roster and application lines whose application a later file gave
+    again (replaced by key). A decision may not rest on them (spec section 7)."""
+    lake = lake_dir(workdir)
+    manifest = load_manifest(lake)
+    files = standing_files(manifest)
+    parts = []
+    for sha, f in files.items():
+        q = f.get("quarantine")
+        if not q or not (lake / q).exists():
+            continue
+        part = pl.read_parquet(lake / q)
+        part = part.with_columns([pl.lit(None, dtype=t).alias(c) for c, t in QUARANTINE_SCHEMA.items() if c not in part.columns])
+        parts.append(part.select(
+            pl.lit(f["dataset"]).alias("dataset"), pl.lit(f["file"]).alias("path"),
+            pl.when(pl.col("source_sheet").is_not_null()).then(pl.format("{}[{}]", "source_file", "source_sheet"))
+            .otherwise(pl.col("source_file")).alias("file"),
+            "source_sheet", pl.col("source_line").alias("line"), "employer_id", "employee_id", "ssn_hash",
+            "application_id", "rules", "messages", "columns", pl.lit(int(f.get("ingest_seq", 0)), dtype=pl.Int64).alias("ingest_seq"),
+            pl.lit(sha).alias("file_sha256"),
+        ))
+    if not parts:
+        return pl.DataFrame(schema=STANDING_SCHEMA)
+    out = pl.concat(parts).cast(STANDING_SCHEMA)
+    keyed = out.filter(pl.col("dataset").is_in(["roster", "applications"]) & pl.col("application_id").is_not_null())
+    if keyed.height:
+        seq_of = {sha: int(f.get("ingest_seq", 0)) for sha, f in files.items()}
+        given = []
+        for dataset in ("roster", "applications"):
+            for path in _parts(lake, dataset):
+                given.append(pl.read_parquet(path, columns=["application_id", "_file_sha256"]).with_columns(
+                    pl.lit(dataset).alias("dataset")))
+        if given:
+            rows = pl.concat(given).unique().with_columns(
+                pl.col("_file_sha256").replace_strict(seq_of, default=0, return_dtype=pl.Int64).alias("__seq"))
+            later = rows.group_by("dataset", "application_id").agg(pl.col("__seq").max().alias("__latest"))
+            out = out.join(later, on=["dataset", "application_id"], how="left").filter(
+                pl.col("__latest").is_null() | (pl.col("__latest") <= pl.col("ingest_seq"))).drop("__latest")
+    return out.sort("file", "line")
+
+
+def standing_problems(workdir: Path) -> list[dict]:
+    """The standing files that were rejected whole (``problem``: unknown layout, wrong types,
+    not text ...), with their manifest entries: nothing may be decided while one stands."""
+    manifest = load_manifest(lake_dir(workdir))
+    return [f for f in standing_files(manifest).values() if f.get("problem")]
+
+
+def named_ids(workdir: Path) -> dict[str, dict[str, list[str]]]:
+    """file -> {employers, applications}: the ids each standing file with a rejected line names."""
+    manifest = load_manifest(lake_dir(workdir))
+    out: dict[str, dict[str, list[str]]] = {}
+    for f in standing_files(manifest).values():
+        if f.get("quarantine"):
+            out[f["file"]] = {"employers": list(f.get("employers") or []), "applications": list(f.get("applications") or [])}
+    return out
