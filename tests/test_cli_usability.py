@@ -98,10 +98,12 @@ def test_quarterly_and_variance_in_every_sequence(prefect_harness, sub, tmp_path
     # variance before any annual run: said, no crash
     r = cli("variance", "--tax-year", "2023", "--workdir", w, "--out", tmp_path / "v0")
     assert r.exit_code == 2 and "no annual run of tax year 2023" in r.output
-    # a quarterly run before any application of the tax year is received: said, no run
-    r = cli("quarterly", "--input", sub, "--tax-year", "2023", "--quarter", "1", "--as-of", "2023-04-15",
+    # a quarterly run before any request of the tax year is received: a completed run that says so
+    r = cli("quarterly", "--input", sub, "--tax-year", "2023", "--quarter", "1", "--as-of", "2023-02-15",
             "--workdir", w, "--out", tmp_path / "q0")
-    assert r.exit_code == 0 and "nothing received yet for tax year 2023" in r.flat
+    assert r.exit_code == 0 and "completed" in r.flat
+    assert "none: no estimate request or application of tax year 2023 received by 2023-02-15" in r.flat
+    assert (tmp_path / "q0" / "estimates.csv").read_text().count("\n") == 1  # the header only
     # Q2 with the tax year's applications received: cap pressure against the year they are approved in
     r = cli("quarterly", "--input", sub, "--tax-year", "2023", "--quarter", "2", "--as-of", "2024-07-01",
             "--workdir", w, "--out", tmp_path / "q2")

@@ -114,9 +114,9 @@ def test_same_seed_gives_byte_identical_files_and_another_seed_does_not(tmp_path
     b = generate_submission(tmp_path / "b", employers=60, seed=5, params=params)
     generate_submission(tmp_path / "c", employers=60, seed=6, params=params)
     ta, tb, tc = (_tree_bytes(tmp_path / x) for x in "abc")
-    # applications, roster, certifications, employer rates, control groups; a fiscal filer's and a
-    # shared person's payroll beside the payroll files
-    assert len(ta) == 5 + a.files + 2 and a.groups == 1 and a.fiscal_filers == 1
+    # applications, roster, certifications, employer rates, control groups, estimate requests; a
+    # fiscal filer's and a shared person's payroll beside the payroll files
+    assert len(ta) == 6 + a.files + 2 and a.groups == 1 and a.fiscal_filers == 1 and a.estimate_requests == 2
     assert ta == tb
     assert a == GenerateSummary(**{**b.__dict__, "out_dir": a.out_dir})
     assert ta.keys() == tc.keys()
@@ -151,6 +151,11 @@ def test_groups_and_fiscal_filers_are_laid_over_the_sample(tmp_path, params):
     assert (fiscal["tax_type"] == "CBT").all() and fiscal["received_at"].str.starts_with("2024-07-01").all()
     extra = _read(tmp_path / "payroll" / "payroll_fiscal_2024.csv")
     assert set(extra["employer_id"]) == set(fiscal["employer_id"]) and extra["period_end"].max() <= "2024-06-30"
+    reqs = _read(tmp_path / "estimate_requests.csv")
+    assert s.estimate_requests == reqs.height == 9 and reqs["received_at"].str.starts_with("2023-").all()
+    assert reqs["received_at"].min() < "2023-04-01"  # the first quarter's estimate has one
+    assert set(roster.filter(pl.col("application_id").is_in(reqs["request_id"].implode()))["application_id"]) == set(
+        reqs["request_id"])
     shared = _read(tmp_path / "payroll" / "shared_member_payroll.csv")
     assert shared["employee_id"].str.starts_with("X-").all() and shared["ssn"].n_unique() == 1
     assert shared["employer_id"].unique().to_list() == [members.row(0)[1][0]]

@@ -24,7 +24,8 @@ def test_normalising_and_nulls():
     values = ["123-45-6789", " 123 45 6789 ", "123456789", "12345678", "1234567890", "abc", "", None, "123-45-678x"]
     got = hash_ssn_column(pl.DataFrame({"ssn": values, "n": range(len(values))}), KEY)
     assert got.columns == ["n", "ssn_hash"]  # the ssn column is gone
-    assert got.get_column("ssn_hash").to_list() == [oracle("123456789")] * 3 + [None] * 6
+    # 8 digits: an ssn whose leading zero a numeric cell dropped (spec section 1), padded
+    assert got.get_column("ssn_hash").to_list() == [oracle("123456789")] * 3 + [oracle("012345678")] + [None] * 5
     assert [hash_one(v, KEY) for v in values] == got.get_column("ssn_hash").to_list()
     assert hash_one("123-45-6789", OTHER) == oracle("123456789", OTHER) != hash_one("123-45-6789", KEY)
 

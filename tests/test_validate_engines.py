@@ -43,7 +43,7 @@ def gx_frame(dataset: str, rows: list[dict], raw_valid_to: list | None = None) -
         pl.lit("f.csv").alias("source_file"), pl.lit(None, dtype=pl.String).alias("source_sheet"),
         pl.Series("source_line", lines, dtype=pl.Int64), pl.Series("__line", lines, dtype=pl.Int64),
     )
-    if dataset == "roster":
+    if dataset in ("roster", "payroll"):
         staged = staged.with_columns(pl.Series("__ssn_given", [bool(r.get("__ssn_given")) for r in rows], dtype=pl.Boolean))
     raws = raw_valid_to or [None] * len(rows)
 
@@ -126,7 +126,9 @@ def cases(dataset: str) -> list[tuple[str, dict, str | None]]:
             add(f"{c}_64", **{c: "é" * 64})
             add(f"{c}_65", **{c: "x" * 65})
     if dataset == "payroll":
-        add("ssn_none", ssn_hash=None)
+        add("ssn_none", ssn_hash=None)  # an export without ssns: the roster gives them (spec section 1)
+        add("ssn_masked", ssn_hash=None, ssn_last4_hash="cd" * 32, __ssn_given=True)
+        add("ssn_unreadable", ssn_hash=None, __ssn_given=True)
         add("start_none", period_start=None)
         add("end_none", period_end=None)
         add("end_before_start", period_start=date(2024, 1, 10), period_end=date(2024, 1, 9))

@@ -82,10 +82,19 @@ def load_key(env: dict[str, str] | None = None) -> HashKey:
 
 
 def normalize_ssn_expr(col: str | pl.Expr) -> pl.Expr:
-    """Digits only ('123-45-6789' -> '123456789'); anything that is not 9 digits becomes null."""
+    """Digits only ('123-45-6789' -> '123456789'); 7 or 8 bare digits are an ssn whose leading
+    zeros a numeric spreadsheet cell dropped ('12345678' -> '012345678'; spec section 1);
+    anything else that is not 9 digits becomes null."""
     expr = pl.col(col) if isinstance(col, str) else col
-    digits = expr.cast(pl.String).str.strip_chars().str.replace_all(r"[\s-]", "")
-    return pl.when(digits.str.contains(r"^\d{9}$")).then(digits).otherwise(None)
+    raw = expr.cast(pl.String).str.strip_chars()
+    digits = raw.str.replace_all(r"[\s-]", "")
+    return (pl.when(digits.str.contains(r"^\d{9}$")).then(digits)
+            .when(raw.str.contains(r"^\d{7,8}$")).then(raw.str.zfill(9)).otherwise(None))
+
+
+def padded_ssns(values: pl.Series) -> int:
+    """How many cells hold an ssn of 7 or 8 digits (padded with leading zeros by ``normalize_ssn_expr``)."""
+    return int(values.cast(pl.String).str.strip_chars().str.contains(r"^\d{7,8}$").sum())
 
 
 def ssn_map(values: pl.Series) -> pl.DataFrame:
@@ -123,6 +132,34 @@ def hash_ssn_column(frame: pl.DataFrame, key: HashKey, col: str = "ssn", out: st
         frame = frame.with_columns(frame.get_column(col).rechunk())
     mapped = pl.col(col).cast(pl.String).replace_strict(m.get_column("raw"), m.get_column(out), default=None,
                                                         return_dtype=pl.String)
+    return frame.with_columns(mapped.alias(out)).drop(col)
+
+
+# a masked ssn as exports print it: XXX-XX-1234, ***-**-1234, xxxxx1234 (the last four digits shown)
+MASKED_SSN = r"^[Xx*#]{3}[- ]?[Xx*#]{2}[- ]?(\d{4})$"
+
+
+def masked_last4(col: str | pl.Expr) -> pl.Expr:
+    """The four digits a masked ssn shows, or null when the cell is not a masked ssn."""
+    expr = pl.col(col) if isinstance(col, str) else col
+    return expr.cast(pl.String).str.strip_chars().str.extract(MASKED_SSN, 1)
+
+
+def hash_last4(frame: pl.DataFrame, key: HashKey, col: str, out: str) -> pl.DataFrame:
+    """``out``: the keyed hash of the four digits in ``col`` (null where null), to compare a masked
+    ssn with the last four digits of the roster's ssn without storing either. Domain-separated from
+    the ssn hash."""
+    values = frame.get_column(col).drop_nulls().unique().to_list()
+    base = hmac.new(key.key, b"impcredit-ssn-last4:", digestmod=hashlib.sha256)
+
+    def digest(v: str) -> str:
+        h = base.copy()
+        h.update(v.encode())
+        return h.hexdigest()
+
+    if not values:
+        return frame.with_columns(pl.lit(None, dtype=pl.String).alias(out)).drop(col)
+    mapped = pl.col(col).replace_strict(values, [digest(v) for v in values], default=None, return_dtype=pl.String)
     return frame.with_columns(mapped.alias(out)).drop(col)
 
 

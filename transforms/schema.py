@@ -46,6 +46,9 @@ SUBMITTED_COLUMNS: dict[str, list[str]] = {
     "certifications": ["ssn", "certification_id", "status", "valid_from", "valid_to"],
     "employer_rates": ["employer_id", "rate_year_start", "ui_rate", "di_rate"],
     "control_groups": ["group_id", "employer_id", "member_from", "member_to"],
+    # optional: an employer's request for help estimating its credit during the tax year
+    # (56a40(e); spec section 9); its claimed employees are roster rows under the request id
+    "estimate_requests": ["request_id", "employer_id", "employer_name", "tax_type", "tax_year", "received_at"],
 }
 
 # Columns a submitted file may carry (a vendor profile may map them); absent = empty. Payroll:
@@ -59,6 +62,7 @@ OPTIONAL_COLUMNS: dict[str, list[str]] = {
     # the member of the applicant's group employing the person (empty = the applicant), and the
     # claimed person's ssn for payroll exports that carry none or a masked one
     "roster": ["employer_id", "ssn"],
+    "estimate_requests": ["period_start", "period_end"],
 }
 
 # --- staged (lake) schemas -------------------------------------------------------------------
@@ -66,7 +70,10 @@ PAYROLL = pl.Schema(
     {
         "employer_id": pl.String(),
         "employee_id": pl.String(),
-        "ssn_hash": pl.String(),
+        "ssn_hash": pl.String(),  # null when the export has none, or a masked one (spec section 1)
+        # a masked ssn (XXX-XX-1234): the keyed hash of the four digits it shows, to compare with
+        # the roster's ssn (transforms.pii.hash_last4)
+        "ssn_last4_hash": pl.String(),
         "period_start": pl.Date(),
         "period_end": pl.Date(),
         "hours": pl.Float64(),
@@ -125,6 +132,7 @@ ROSTER = pl.Schema(
         "wage_category": pl.String(),
         "employer_id": pl.String(),  # null = the applicant
         "ssn_hash": pl.String(),  # null when the roster gives no ssn
+        "ssn_last4_hash": pl.String(),  # the keyed hash of its last four digits (to check a masked one)
         **LINEAGE,
     }
 )
@@ -161,6 +169,21 @@ CONTROL_GROUPS = pl.Schema(
     }
 )
 
+ESTIMATE_REQUESTS = pl.Schema(
+    {
+        "request_id": pl.String(),
+        "employer_id": pl.String(),
+        "employer_name": pl.String(),
+        "tax_type": pl.String(),
+        "tax_year": pl.Int32(),
+        "received_at": pl.Datetime("us", "UTC"),
+        "received_date": pl.Date(),
+        "period_start": pl.Date(),
+        "period_end": pl.Date(),
+        **LINEAGE,
+    }
+)
+
 STAGED: dict[str, pl.Schema] = {
     "payroll": PAYROLL,
     "applications": APPLICATIONS,
@@ -168,6 +191,7 @@ STAGED: dict[str, pl.Schema] = {
     "certifications": CERTIFICATIONS,
     "employer_rates": EMPLOYER_RATES,
     "control_groups": CONTROL_GROUPS,
+    "estimate_requests": ESTIMATE_REQUESTS,
 }
 
 # Everything the lake stores: the staged datasets and the code lines of line-per-code payroll.

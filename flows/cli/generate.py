@@ -39,5 +39,6 @@ def generate(
         f"wrote {out}: {summary.employers:,} employers, {summary.payroll_rows:,} payroll rows in "
         f"{summary.files} files, {summary.applications:,} applications, {summary.rostered:,} rostered employees"
         + (f", {summary.groups} groups of employers under common control (control_groups.csv), "
-           f"{summary.fiscal_filers} fiscal-year filers" if summary.groups or summary.fiscal_filers else "")
+           f"{summary.fiscal_filers} fiscal-year filers, {summary.estimate_requests} estimate requests received during "
+           "the tax year" if summary.groups or summary.fiscal_filers else "")
     )

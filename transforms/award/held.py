@@ -65,16 +65,48 @@ def held_applications(
     named_app = pl.DataFrame(
         [(p, a) for p, ids in named.items() for a in ids.get("applications", [])],
         schema={"path": pl.String, "named_application": pl.String}, orient="row")
-    lines = lines.with_row_index("__l")
+    # the line's own application id (roster and application lines) beside the applications it holds
+    lines = lines.with_row_index("__l").rename({"application_id": "line_app"})
     out: list[pl.DataFrame] = []
 
     def by_named_employers(sel: pl.DataFrame) -> pl.DataFrame:
         return sel.join(named_emp, on="path", how="inner").join(
             mem, left_on="named_employer", right_on="member_id", how="inner").select("__l", "application_id")
 
-    # payroll
     pay = lines.filter(pl.col("dataset") == "payroll")
-    readable = pay.filter(_readable_employer())
+    out.append(_payroll_holds(pay.filter(_readable_employer()), mem, claims, identities))
+    out.append(by_named_employers(pay.filter(~_readable_employer())))
+    # roster
+    ros = lines.filter(pl.col("dataset") == "roster")
+    out.append(ros.filter(pl.col("line_app").is_not_null()).select("__l", pl.col("line_app").alias("application_id")))
+    out.append(ros.filter(pl.col("line_app").is_null()).join(named_app, on="path", how="inner").select(
+        "__l", pl.col("named_application").alias("application_id")))
+    # applications
+    app = lines.filter(pl.col("dataset") == "applications")
+    out.append(app.filter(pl.col("line_app").is_not_null()).select("__l", pl.col("line_app").alias("application_id")))
+    out.append(app.filter(_readable_employer()).join(mem, left_on="employer_id", right_on="member_id", how="inner")
+               .select("__l", "application_id"))
+    unread = app.filter(pl.col("line_app").is_null() & ~_readable_employer())
+    out.append(unread.join(named_app, on="path", how="inner").select(
+        "__l", pl.col("named_application").alias("application_id")))
+    out.append(by_named_employers(unread))
+    pairs = pl.concat(out).unique().join(app_ids, on="application_id", how="semi")
+    return (
+        pairs.join(lines.select("__l", *_LINE), on="__l", how="left")
+        .select(list(HELD_SCHEMA))
+        .cast(HELD_SCHEMA)
+        .unique()
+        .sort("application_id", "file", "line")
+    )
+
+
+
+def _payroll_holds(readable: pl.DataFrame, mem: pl.DataFrame, claims: pl.DataFrame,
+                   identities: pl.DataFrame) -> pl.DataFrame:
+    """``__l, application_id``: the payroll lines with a readable employer id and the applications
+    of that employer's group whose claimed person the line could be: its employee id is claimed,
+    its ssn is a claimed person's, or it has no readable ssn and its employee id is unreadable,
+    unknown, or carries a claimed person's ssn on its other rows."""
     cand = readable.join(mem, left_on="employer_id", right_on="member_id", how="inner")
     keys = claims.select("application_id", pl.col("roster_employer_id").alias("employer_id"), "employee_id",
                          pl.lit(True).alias("__key")).unique()
@@ -96,31 +128,7 @@ def held_applications(
         | (no_ssn & pl.col("employee_id").is_null())
         | (no_ssn & pl.col("employee_id").is_not_null() & (pl.col("__id_ssn").is_null() | pl.col("__id_person").fill_null(False)))
     )
-    out.append(cand.filter(holds).select("__l", "application_id"))
-    out.append(by_named_employers(pay.filter(~_readable_employer())))
-    # roster
-    ros = lines.filter(pl.col("dataset") == "roster")
-    out.append(ros.filter(pl.col("application_id").is_not_null()).select("__l", "application_id"))
-    out.append(ros.filter(pl.col("application_id").is_null()).join(named_app, on="path", how="inner").select(
-        "__l", pl.col("named_application").alias("application_id")))
-    # applications
-    app = lines.filter(pl.col("dataset") == "applications")
-    out.append(app.filter(pl.col("application_id").is_not_null()).select("__l", "application_id"))
-    out.append(app.filter(_readable_employer()).join(mem, left_on="employer_id", right_on="member_id", how="inner")
-               .select("__l", "application_id"))
-    unread = app.filter(pl.col("application_id").is_null() & ~_readable_employer())
-    out.append(unread.join(named_app, on="path", how="inner").select(
-        "__l", pl.col("named_application").alias("application_id")))
-    out.append(by_named_employers(unread))
-    pairs = pl.concat(out).unique().join(app_ids, on="application_id", how="semi")
-    return (
-        pairs.join(lines.select("__l", *_LINE), on="__l", how="left")
-        .select(list(HELD_SCHEMA))
-        .cast(HELD_SCHEMA)
-        .unique()
-        .sort("application_id", "file", "line")
-    )
-
+    return cand.filter(holds).select("__l", "application_id")
 
 def hold(applications: pl.DataFrame, held: pl.DataFrame, *, released: list[str] | None = None) -> pl.DataFrame:
     """The application totals of ``compute_credits`` with the held ones ``HELD`` /

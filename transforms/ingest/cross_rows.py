@@ -32,10 +32,11 @@ UNIQUE_KEYS = {
     "certifications": ["certification_id"],
     "employer_rates": ["employer_id", "rate_year_start"],
     "control_groups": ["group_id", "employer_id", "member_from"],
+    "estimate_requests": ["request_id"],
 }
 # columns a staged line carries beside its schema (transforms.ingest.staging): the code, its hours and
 # amount cells and what it counts as (long layouts), a hash of the cells no field maps
-LINE_EXTRAS = ("__code", "__counts", "__hours_cell", "__amount", "__extra")
+LINE_EXTRAS = ("__code", "__counts", "__hours_cell", "__amount", "__extra", "__ssn_given")
 NET_EPS = 1e-6  # dollars or hours: a net of exactly zero summed in floating point is not negative
 # plausible hourly rate of a pay period (catches hours and wages swapped, a lost decimal point)
 RATE_RANGE = (1.0, 500.0)
@@ -110,7 +111,7 @@ def _payroll_duplicates(rows: pl.DataFrame, values: list[str]) -> pl.DataFrame:
 
 # --- line-per-code exports -----------------------------------------------------------------------
 
-CHECK_KEY = ["employer_id", "employee_id", "ssn_hash", "period_start", "period_end", "check_id", "pay_date"]
+CHECK_KEY = ["employer_id", "employee_id", "ssn_hash", "ssn_last4_hash", "period_start", "period_end", "check_id", "pay_date"]
 
 
 def aggregate_lines(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -67,6 +67,7 @@ def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Pat
     """Validate one staged table into ``work``: its rejects, quarantined rows and rows that passed.
     ``scope``: the table is a piece of a big file (polars engine), see ``FileScope``."""
     dataset = st.dataset
+    work.padded_ssns += st.padded_ssns
     sole = scope.sole if scope is not None else sole_employer(st)
     has_emp = "employer_id" in st.staged.columns
     where = work.where(st.sheet)

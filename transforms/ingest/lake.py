@@ -53,6 +53,7 @@ REPLACE_KEYS = {
     "roster": ["application_id"],
     "certifications": ["certification_id"],
     "employer_rates": ["employer_id", "rate_year_start"],
+    "estimate_requests": ["request_id"],
 }
 QUARANTINE_SCHEMA = {
     "file_sha256": pl.String, "source_file": pl.String, "source_sheet": pl.String, "source_line": pl.Int64,
@@ -165,16 +166,11 @@ def remove_orphans(lake: Path, manifest: dict) -> list[str]:
 def upgrade(lake: Path, manifest: dict) -> None:
     """Lake layout 1 (payroll partitioned by year and employer) to 2 (by year only), 2 to 3
     (payroll gains ``check_id``, ``pay_date``, ``line_count``: empty, empty, 1), and 3 to 4
-    (applications gain ``period_start``, ``period_end``, the roster ``employer_id``, ``ssn_hash``:
-    empty, i.e. a calendar year and the applicant)."""
+    (applications gain ``period_start``, ``period_end``, the roster ``employer_id``, ``ssn_hash``,
+    payroll and roster ``ssn_last4_hash``: nothing is rewritten, ``scan_lake`` reads a column a
+    part lacks as empty: a calendar year, the applicant, no ssn given)."""
     if manifest.get("version", 1) >= LAYOUT_VERSION:
         return
-    for dataset in ("applications", "roster"):
-        for path in _parts(lake, dataset):
-            part = pl.read_parquet(path)
-            missing = [pl.lit(None, dtype=t).alias(c) for c, t in schema.STAGED[dataset].items() if c not in part.columns]
-            if missing:
-                write_parquet_atomic(part.with_columns(missing).select(*schema.STAGED[dataset], "_file_sha256"), path)
     if manifest.get("version", 1) < 3:
         for path in _parts(lake, "payroll"):
             part = pl.read_parquet(path)
@@ -340,7 +336,8 @@ def scan_lake(
     elif base.exists():
         files = sorted(base.glob("part-*.parquet"))
     if files:
-        lf = pl.scan_parquet(files).select([pl.col(c).cast(t) for c, t in target.items()])
+        # a part written before a column existed (an older layout) reads it as empty
+        lf = pl.scan_parquet(files, schema=dict(target), missing_columns="insert", extra_columns="ignore")
     else:
         lf = pl.LazyFrame(schema=target)
     if dataset in ("payroll", "payroll_lines") and years is not None:

@@ -46,15 +46,27 @@ def number_expr(e: pl.Expr, fmt) -> pl.Expr:
     return v if neg is None else pl.when(neg).then(-v).otherwise(v)
 
 
-def date_expr(e: pl.Expr, formats: list[str]) -> pl.Expr:
+# read in every layout after the layout's own formats (spec section 1): ISO, m/d/yyyy, mm/dd/yy,
+# and a date a spreadsheet wrote with a time of midnight
+UNIVERSAL_DATES = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S")
+FIRST_YEAR = 1900  # a year before it is a misreading ("1/5/23" by %Y is the year 23), never a date
+
+
+def date_expr(e: pl.Expr, formats: list[str], *, universal: bool = True) -> pl.Expr:
+    """Parse a date written in one of ``formats`` or (``universal``) of ``UNIVERSAL_DATES``."""
     s = e.str.strip_chars()
-    parsed = [s.str.to_date(f, strict=False) for f in formats]
-    return pl.coalesce(parsed) if len(parsed) > 1 else parsed[0]
+    parsed = []
+    for f in dict.fromkeys([*formats, *(UNIVERSAL_DATES if universal else ())]):
+        d = s.str.to_datetime(f, strict=False).dt.date() if "%H" in f else s.str.to_date(f, strict=False)
+        parsed.append(pl.when(d.dt.year() >= FIRST_YEAR).then(d))
+    return pl.coalesce(parsed)
 
 
 _TS_AWARE = ["%Y-%m-%dT%H:%M:%S%.f%:z", "%Y-%m-%d %H:%M:%S%.f%:z", "%Y-%m-%dT%H:%M:%S%.f%z",
              "%Y-%m-%d %H:%M:%S%.f%z", "%Y-%m-%dT%H:%M%:z", "%Y-%m-%d %H:%M%:z"]
-_TS_NAIVE = ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M"]
+_TS_NAIVE = ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M",
+             # as spreadsheets write them: 2/1/2024 9:00, 2/1/2024 9:00:00, 2/1/2024 9:00 AM
+             "%m/%d/%Y %H:%M", "%m/%d/%Y %H:%M:%S", "%m/%d/%Y %I:%M %p", "%m/%d/%Y %I:%M:%S %p"]
 
 
 def period_from_pay_date(pay: pl.Expr, frequency: pl.Expr, rule) -> tuple[pl.Expr, pl.Expr]:
@@ -91,7 +103,9 @@ def received_at_expr(e: pl.Expr) -> pl.Expr:
     )
     naive_local = pl.coalesce(
         [raw.str.to_datetime(f, strict=False, time_unit="us") for f in _TS_NAIVE]
-        + [raw.str.to_date("%Y-%m-%d", strict=False).cast(pl.Datetime("us"))]
+        + [d.cast(pl.Datetime("us")) for d in (raw.str.to_date("%Y-%m-%d", strict=False),
+                                                raw.str.to_date("%m/%d/%Y", strict=False))]
     )
+    naive_local = pl.when(naive_local.dt.year() >= FIRST_YEAR).then(naive_local)
     naive = naive_local.dt.replace_time_zone(schema.NJ_TZ, ambiguous="earliest", non_existent="null").dt.convert_time_zone("UTC")
     return pl.when(has_offset).then(aware).otherwise(naive)

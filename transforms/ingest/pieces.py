@@ -115,6 +115,7 @@ def _reject_every_row(work: FileWork, tables, scope: FileScope, file_fail: list,
     nothing, every row of every piece (``tables``, read again one at a time) rejected."""
     rows_read, notes = work.rows_read, work.notes
     work.rejects, work.rejected_lines, work.quarantine, work.passed = [], {}, [], []
+    work.padded_ssns = 0
     for st in tables:
         if scope.rejected is None:
             scope.rejected = wrong_types_message(st, file_fail)

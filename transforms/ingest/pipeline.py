@@ -327,6 +327,8 @@ def _file_record(w: FileWork, n_acc: int, mine: list[dict]) -> FileRecord:
         msg.append("no data rows (header only)")
     if n_rej and not w.file_problem:
         msg.append(f"{n_rej} row(s) rejected")
+    if w.padded_ssns:
+        msg.append(f"{w.padded_ssns} ssn(s) of 7 or 8 digits (a numeric cell that dropped leading zeros) padded to 9")
     for r in mine:
         if r.get("superseded"):
             msg.append(f"a new version of {r['replaced_file']}: supersedes the earlier one ({r['rows_removed']} row(s) removed)")
@@ -387,8 +389,10 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
     lk.save_manifest(lake, manifest)
     read_n = sum(r.rows_read for r in records)
     new = sum(1 for r in records if r.status not in ("duplicate",))
+    padded = sum(w.padded_ssns for w in works)
     validating.say(f"{new:,} new files: {read_n:,} rows read, {sum(r.rows_accepted for r in records):,} accepted, "
-                   f"{sum(r.rows_rejected for r in records):,} rejected")
+                   f"{sum(r.rows_rejected for r in records):,} rejected"
+                   + (f"; {padded:,} ssns of 7 or 8 digits padded with leading zeros" if padded else ""))
     validating.done()
     records.sort(key=lambda r: r.file)
     rej = pl.DataFrame(rejects, schema=REJECT_SCHEMA) if rejects else pl.DataFrame(schema=REJECT_SCHEMA)

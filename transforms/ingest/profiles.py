@@ -49,12 +49,15 @@ def fold(header: str) -> str:
 
 
 class NumberFormat(BaseModel):
+    """How a layout writes amounts. Every layout reads what people and spreadsheets write (spec
+    section 1): a ``$``, thousands separators and parentheses for a negative amount by default."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    thousands: str | None = None  # e.g. "," in "1,234.56"
+    thousands: str | None = ","  # e.g. "," in "1,234.56"
     decimal: Literal[".", ","] = "."
-    currency: list[str] = Field(default_factory=list)  # symbols stripped, e.g. ["$"]
-    parentheses_negative: bool = False  # "(12.50)" = -12.50
+    currency: list[str] = Field(default_factory=lambda: ["$"])  # symbols stripped
+    parentheses_negative: bool = True  # "(12.50)" = -12.50
     trailing_minus: bool = False  # "12.50-" = -12.50
 
 
@@ -129,15 +132,16 @@ class Profile(BaseModel):
 
     name: str = Field(pattern=r"^[a-z][a-z0-9_]*$")
     description: str
-    dataset: Literal["payroll", "applications", "roster", "certifications", "employer_rates", "control_groups"]
+    dataset: Literal["payroll", "applications", "roster", "certifications", "employer_rates", "control_groups",
+                     "estimate_requests"]
     formats: list[Literal["csv", "xlsx"]]
     extensions: list[str] = Field(default_factory=lambda: [".csv"])
     delimiters: list[str] = Field(default_factory=lambda: [","])
     encodings: list[str] = Field(default_factory=lambda: ["utf-8"])
     date_formats: list[str] = Field(default_factory=lambda: ["%Y-%m-%d"])
     number: NumberFormat = NumberFormat()
-    # Characters removed from employer ids (a FEIN written "12-3456789").
-    employer_id_strip: str = ""
+    # Characters removed from employer ids (a FEIN written "12-3456789"), in every layout.
+    employer_id_strip: str = "- "
     # logical field -> header aliases (compared folded)
     fields: dict[str, list[str]]
     # canonical column -> logical fields summed (a blank part counts 0; all blank = missing)

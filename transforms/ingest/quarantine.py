@@ -29,6 +29,7 @@ class FileWork:
     quarantine: list[dict] = field(default_factory=list)
     file_problem: str | None = None
     problem_rule: str | None = None  # the rule of a whole-file reject (unknown_layout, wrong_types ...)
+    padded_ssns: int = 0  # ssns of 7 or 8 digits padded with the leading zeros a spreadsheet dropped
     notes: list[str] = field(default_factory=list)
     passed: list[pl.DataFrame] = field(default_factory=list)  # staged rows that passed the suite
 

@@ -69,12 +69,14 @@ class IngestReport:
             "rows_rejected": sum(f.rows_rejected for f in self.files),
         }
 
-    def write_rejects(self, out_dir: Path) -> list[Path]:
-        """``rejects.csv`` and ``rejects/<employer_id>.csv`` (formula-like cells neutralised)."""
+    def write_rejects(self, out_dir: Path, rejects: pl.DataFrame | None = None) -> list[Path]:
+        """``rejects.csv`` and ``rejects/<employer_id>.csv`` (formula-like cells neutralised) of
+        ``rejects`` (default: the report's own)."""
+        rejects = self.rejects if rejects is None else rejects
         out = Path(out_dir)
         written = [out / "rejects.csv"]
-        _write_csv(self.rejects, written[0])
-        for (emp,), part in self.rejects.group_by(["employer_id"], maintain_order=True):
+        _write_csv(rejects, written[0])
+        for (emp,), part in rejects.group_by(["employer_id"], maintain_order=True):
             name = re.sub(r"[^0-9A-Za-z_-]", "_", emp) if emp else "_unknown_employer"
             p = out / "rejects" / f"{name}.csv"
             _write_csv(part, p)

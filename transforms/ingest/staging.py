@@ -33,7 +33,15 @@ from transforms.ingest.parsing import (
     received_at_expr,
     text_expr,
 )
-from transforms.pii import HashKey, hash_ssn_column, normalize_ssn_expr, ssn_map
+from transforms.pii import (
+    HashKey,
+    hash_last4,
+    hash_ssn_column,
+    masked_last4,
+    normalize_ssn_expr,
+    padded_ssns,
+    ssn_map,
+)
 
 
 class SubmissionError(ValueError):
@@ -62,7 +70,9 @@ class Staged:
 # Columns whose empty value is allowed (open-ended certification).
 NULLABLE = {("certifications", "valid_to"), ("payroll", "check_id"), ("payroll", "pay_date"),
             ("applications", "period_start"), ("applications", "period_end"), ("roster", "employer_id"),
-            ("roster", "ssn_hash"), ("control_groups", "member_to")}
+            ("roster", "ssn_hash"), ("control_groups", "member_to"), ("estimate_requests", "period_start"),
+            ("estimate_requests", "period_end"), ("payroll", "ssn_hash"), ("payroll", "ssn_last4_hash"),
+            ("roster", "ssn_last4_hash")}
 MAX_CELL_CHARS = 10_000
 
 
@@ -81,6 +91,7 @@ class StagedTable:
     structural: list[CellError]  # rows rejected before validation (ragged, huge cell, ...)
     ssn_digits: frozenset[str] = frozenset()  # in memory only: to mask ssn-like text in rejects
     ragged: list[tuple[int, list[str]]] = field(default_factory=list)  # (line, cells) of wrong width
+    padded_ssns: int = 0  # ssns of 7 or 8 digits (a numeric cell dropped the leading zeros), padded
 
 
 @dataclass
@@ -114,7 +125,17 @@ class _Cells:
         return number_expr(cell(col), nf)
 
     def day(self, col: str) -> pl.Expr:
-        return date_expr(self.cell(col), self.profile.date_formats)
+        """The cells of ``col`` as dates: by the layout's own formats when they read every cell,
+        else by every format people and spreadsheets write (``parsing.date_expr``), worked out once
+        here (the full set costs four times one format: a big export is read by its own)."""
+        if col not in self.field_col:
+            return pl.lit(None, dtype=pl.Date)
+        frame = self.table.frame
+        own = frame.select(date_expr(self.cell(col), self.profile.date_formats, universal=False)).to_series()
+        given = frame.select(text_expr(self.cell(col)).is_not_null()).to_series()
+        if (given & own.is_null()).any():
+            own = frame.select(date_expr(self.cell(col), self.profile.date_formats)).to_series()
+        return pl.lit(own)
 
     def txt(self, col: str) -> pl.Expr:
         return text_expr(self.cell(col))
@@ -213,11 +234,12 @@ def _staged_exprs(dataset: str, c: _Cells) -> tuple[dict[str, pl.Expr], dict[str
     """(staged columns, extra columns, unknown codes) of a dataset: see ``_payroll_exprs``."""
     if dataset == "payroll":
         return _payroll_exprs(c)
-    if dataset == "applications":
+    if dataset in ("applications", "estimate_requests"):
         instant = received_at_expr(c.cell("received_at"))
         exprs = {
-            "application_id": c.txt("application_id"), "employer_id": c.employer(),
-            "employer_name": c.txt("employer_name"), "county": c.txt("county"),
+            **({"application_id": c.txt("application_id"), "county": c.txt("county")} if dataset == "applications"
+               else {"request_id": c.txt("request_id")}),
+            "employer_id": c.employer(), "employer_name": c.txt("employer_name"),
             "tax_type": c.txt("tax_type").str.to_uppercase(),
             "tax_year": c.txt("tax_year").cast(pl.Int32, strict=False),
             "received_at": instant,
@@ -249,6 +271,13 @@ def _staged_exprs(dataset: str, c: _Cells) -> tuple[dict[str, pl.Expr], dict[str
     if dataset == "roster":  # the ssn is optional: a given one must be 9 digits (validate: __ssn_ok)
         return exprs, {"__ssn_given": text_expr(c.cell("ssn")).is_not_null()}, []
     return exprs, {}, []
+
+
+def _last4(dataset: str) -> pl.Expr:
+    """The four digits to compare a masked ssn with (spec section 1): those a payroll row's masked
+    ssn shows, else the last four of the ssn (payroll and roster)."""
+    full = normalize_ssn_expr("ssn").str.slice(5, 4)
+    return pl.coalesce(masked_last4("ssn"), full) if dataset == "payroll" else full
 
 
 def _hash_ssns(typed: pl.DataFrame, key: HashKey) -> tuple[pl.DataFrame, frozenset[str], list[tuple[int, str]]]:
@@ -302,16 +331,24 @@ def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> S
     raw = _raw_cells(table, {c.field_col[s] for s in ssn_fields if s in c.field_col})
     text, headers = _submitted_text(dataset, c)
     exprs, extras, unknown_codes = _staged_exprs(dataset, c)
+    if dataset == "payroll":  # the ssn may be absent or masked where the roster gives it
+        extras["__ssn_given"] = text_expr(c.cell("ssn")).is_not_null()
     typed = table.frame.select(
         "__line",
         *[e.alias(k) for k, e in exprs.items()],
         *[e.alias(k) for k, e in extras.items()],
         *([c.cell("ssn").alias("ssn")] if ssn_fields else []),
     )
+    if ssn_fields and dataset in ("payroll", "roster"):
+        typed = typed.with_columns(_last4(dataset).alias("__last4"))
     ssn_digits: frozenset[str] = frozenset()
     id_is_ssn: list[tuple[int, str]] = []  # (line, column): an id that is the row's own ssn
+    padded = 0
     if ssn_fields:
+        padded = padded_ssns(typed.get_column("ssn"))
         typed, ssn_digits, id_is_ssn = _hash_ssns(typed, key)
+        if "__last4" in typed.columns:
+            typed = hash_last4(typed, key, "__last4", "ssn_last4_hash")
     typed = typed.with_columns(
         pl.lit(source_file, dtype=pl.String).alias("source_file"),
         pl.lit(table.sheet, dtype=pl.String).alias("source_sheet"),
@@ -322,7 +359,7 @@ def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> S
     structural = structural_errors(table, source_file, raw, id_is_ssn)
     structural += _profile_errors(c, source_file, unknown_codes, headers)
     return StagedTable(dataset, c.profile.name, source_file, table.sheet, staged, text, headers, raw, structural,
-                       ssn_digits, list(table.ragged))
+                       ssn_digits, list(table.ragged), padded)
 
 
 ID_IS_SSN = {

@@ -49,12 +49,16 @@ __all__ = [
 def helper_columns(dataset: str, staged: pl.DataFrame, text: pl.DataFrame, now: datetime) -> pl.DataFrame:
     """The staged columns GX checks, plus helper columns for rules across columns."""
     f = staged.drop("source_file", "source_sheet", "source_line")
+    given = pl.col("__ssn_given") if "__ssn_given" in f.columns else pl.lit(False)
+    last4 = pl.col("ssn_last4_hash") if "ssn_last4_hash" in f.columns else pl.lit(None, dtype=pl.String)
+    if dataset == "payroll":  # an ssn may be absent, masked (its last four digits) or 9 digits
+        f = f.with_columns((~given | pl.col("ssn_hash").is_not_null() | last4.is_not_null()).alias("__ssn_ok"))
     if dataset == "payroll":
         days = (pl.col("period_end") - pl.col("period_start")).dt.total_days() + 1
         f = f.with_columns(days.alias("__period_days")).with_columns(
             pl.when(pl.col("__period_days") >= 1).then(pl.col("hours") / pl.col("__period_days")).alias("__hours_per_day"),
         )
-    elif dataset == "applications":
+    elif dataset in ("applications", "estimate_requests"):
         blank = {c: text.get_column(c).str.strip_chars().fill_null("").eq("") if c in text.columns
                  else pl.Series([True] * f.height) for c in ("period_start", "period_end")}
         start, end = pl.col("period_start"), pl.col("period_end")
@@ -72,7 +76,7 @@ def helper_columns(dataset: str, staged: pl.DataFrame, text: pl.DataFrame, now: 
             (~both | pl.col("tax_year").is_null() | (start.dt.year() == pl.col("tax_year"))).alias("__period_year"),
         )
     elif dataset == "roster":
-        f = f.with_columns((~pl.col("__ssn_given") | pl.col("ssn_hash").is_not_null()).alias("__ssn_ok"))
+        f = f.with_columns((~given | pl.col("ssn_hash").is_not_null()).alias("__ssn_ok"))
     elif dataset == "control_groups":
         raw_blank = text.get_column("member_to").str.strip_chars().fill_null("").eq("")
         f = f.with_columns(

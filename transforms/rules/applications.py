@@ -24,6 +24,20 @@ def visible_applications(applications: pl.LazyFrame, as_of: dt.date) -> pl.LazyF
     return applications.filter(pl.col("received_date") <= as_of)
 
 
+def with_requests(applications: pl.LazyFrame, requests: pl.LazyFrame, t: int, as_of: dt.date) -> pl.LazyFrame:
+    """The applications with the estimate requests of tax year ``t`` (56a40(e); spec section 9)
+    as applications (``application_id`` = ``request_id``). An application of the same employer
+    and year received by the as-of date replaces an earlier request."""
+    apps = applications.filter((pl.col("tax_year") == t) & (pl.col("received_date") <= as_of)).select(
+        "employer_id", pl.col("received_at").alias("__app_at"))
+    req = requests.filter(pl.col("tax_year") == t).rename({"request_id": "application_id"}).with_columns(
+        pl.lit(None, dtype=pl.String).alias("county"))
+    replaced = req.join(apps, on="employer_id", how="inner").filter(pl.col("__app_at") >= pl.col("received_at")).select(
+        "application_id").unique()
+    req = req.join(replaced, on="application_id", how="anti")
+    return pl.concat([applications, req.select(applications.collect_schema().names())], how="vertical_relaxed")
+
+
 def duplicate_applications(apps: pl.DataFrame, members: pl.DataFrame) -> pl.DataFrame:
     """DUPLICATE_APPLICATION (spec section 5): another application for the same ``tax_year`` by
     the same employer or by a member of its group (for its period T) was received earlier (ties:
@@ -80,9 +94,8 @@ def application_totals(
     """One row per application: requested = sum of the eligible credits (spec section 7).
 
     Applications with requested = 0 are REJECTED with their application-level reasons, or
-    NO_CREDIT_DUE; an application that claims no employee and has no application-level reason
-    is HELD (INPUT_REJECTED: a roster it could depend on is missing or was rejected); the others
-    are PENDING allocation.
+    NO_CREDIT_DUE; an application that claims no employee is HELD, never rejected (INPUT_REJECTED:
+    a roster it could depend on is missing or was rejected); the others are PENDING allocation.
     """
     totals = emp.group_by("application_id").agg(
         pl.col("credit_cents").filter(pl.col("status") == "ELIGIBLE").sum().alias("requested_cents"),
@@ -103,8 +116,7 @@ def application_totals(
             pl.col("app_reasons").fill_null(""),
         )
     )
-    no_claim = (pl.col("employees") == 0) & ~pl.col("app_reasons").str.contains(
-        f"{TAX_YEAR_BEFORE_2019}|{DUPLICATE_APPLICATION}")
+    no_claim = pl.col("employees") == 0  # held, never rejected (spec section 7)
     return out.with_columns(
         pl.col("T_start").alias("period_start"),
         pl.col("T_end").alias("period_end"),

@@ -28,12 +28,14 @@ from transforms.rules.applications import (
     before_first_year,
     duplicate_applications,
     visible_applications,
+    with_requests,
 )
 from transforms.rules.credit import credit
 from transforms.rules.effective_date import EFFECTIVE_DATE, effective_day_pay
 from transforms.rules.eligibility import certified_claims, eligibility, missing_rates
 from transforms.rules.payroll_taxes import modelled_prior_taxes, rate_year_start, required_taxes
 from transforms.rules.projection import projected_rows
+from transforms.rules.quantities import prior_minimum_wage, quantities
 from transforms.rules.reasons import APPLICATION_FLAGS
 from transforms.rules.rounding import exact_sum
 from transforms.rules.spreading import netted_lines, rate_segments, segments_long, spread_payroll
@@ -51,6 +53,7 @@ class CreditInputs:
     certifications: pl.LazyFrame
     employer_rates: pl.LazyFrame
     control_groups: pl.LazyFrame = field(default_factory=lambda: pl.LazyFrame(schema=schema.CONTROL_GROUPS))
+    estimate_requests: pl.LazyFrame = field(default_factory=lambda: pl.LazyFrame(schema=schema.ESTIMATE_REQUESTS))
 
     @classmethod
     def from_frames(cls, frames: dict[str, pl.DataFrame | pl.LazyFrame]) -> CreditInputs:
@@ -140,7 +143,7 @@ def compute_credits(
         tax_years=_years_of(apps_t, ("T_start", "T_end")) | ({t - 1} if rules.payroll_taxes == "model_both" else set()),
     )
     member_table = _member_table(per, years, inputs.employer_rates, rules)
-    qty = _quantities(per).join(
+    qty = quantities(per).join(
         member_table.group_by("__claim").agg(exact_sum(pl.col("RT_m")).alias("RT_t")), on="__claim", how="left")
     paying = per.filter(pl.col("in_T") & (pl.col("hours") != 0)).select("application_id", "member_id").unique()
     app_flags = missing_rates(apps_t, paying, inputs.employer_rates).join(
@@ -151,7 +154,7 @@ def compute_credits(
         .join(qty, on="__claim", how="left")
         .join(certified_claims(claims, inputs.certifications), on="__claim", how="left")
         .join(_effective_day(claims, members, rows, params), on="__claim", how="left")
-        .join(_prior_minimum_wage(claims, seg_long), on="__claim", how="left")
+        .join(prior_minimum_wage(claims, seg_long), on="__claim", how="left")
         .join(_netted(claims, payroll), on="__claim", how="left")
         .with_columns(pl.col(c).fill_null(0.0) for c in QUANTITIES)
         .with_columns(pl.col("certified").fill_null(False))
@@ -171,7 +174,10 @@ def _applications(inputs: CreditInputs, t: int, as_of: dt.date, rules: RuleSetti
                   quarter: int | None) -> tuple[pl.DataFrame, pl.DataFrame, int]:
     """(the tax year's applications the run decides, with T, p, pp, ``is_duplicate`` and the
     quarter's end E; their groups' members; how many wait because T has not ended)."""
-    seen = with_periods(visible_applications(inputs.applications, as_of), rules)
+    applications = inputs.applications
+    if quarter is not None:  # estimates: the requests received during the year are requests too
+        applications = with_requests(applications, inputs.estimate_requests, t, as_of)
+    seen = with_periods(visible_applications(applications, as_of), rules)
     apps_t = seen.filter(pl.col("tax_year") == t).collect()
     members_all = emp_rules.group_members(apps_t, inputs.control_groups.collect())
     apps_t = apps_t.join(duplicate_applications(apps_t, members_all), on="application_id", how="left")
@@ -301,38 +307,6 @@ def _claim_segments(claims: pl.DataFrame, members: pl.DataFrame, payroll: pl.Laz
     if quarter is not None:  # data after the quarter's end is ignored (spec section 9)
         per = per.filter(pl.col("seg_start") <= pl.col("E"))
     return per, rows
-
-
-def _quantities(per: pl.DataFrame) -> pl.DataFrame:
-    """The sums of section 4 per claim over the group's rows: H, W and T in T, p and pp; the
-    required wages RW_t; the prior year's wages in January-June (I-6 alternative)."""
-    in_t, in_p, in_pp = pl.col("in_T"), pl.col("in_p"), pl.col("in_pp")
-    return per.group_by("__claim").agg(
-        exact_sum(pl.col("hours").filter(in_t)).alias("H_t"),
-        exact_sum(pl.col("hours").filter(in_p)).alias("H_p"),
-        exact_sum(pl.col("hours").filter(in_pp)).alias("H_pp"),
-        exact_sum(pl.col("wages").filter(in_t)).alias("W_t"),
-        exact_sum(pl.col("wages").filter(in_p)).alias("W_p"),
-        exact_sum(pl.col("wages").filter(in_p & (pl.col("half") == 1))).alias("W1_p"),
-        exact_sum(pl.col("wages").filter(in_pp)).alias("W_pp"),
-        exact_sum(pl.col("taxes").filter(in_p)).alias("T_p"),
-        exact_sum(pl.col("req").filter(in_t)).alias("RW_t"),
-    )
-
-
-def _prior_minimum_wage(claims: pl.DataFrame, seg_long: pl.DataFrame) -> pl.DataFrame:
-    """``__claim, mw_avg_p, mw_dec31_p``: the day-weighted average minimum wage of the claim's
-    category over p (each day counts once), and the one of p's last day (register I-4)."""
-    windows = claims.select("p_start", "p_end", "wage_category").unique()
-    in_p = (pl.col("seg_start") >= pl.col("p_start")) & (pl.col("seg_end") <= pl.col("p_end"))
-    last = (pl.col("seg_start") <= pl.col("p_end")) & (pl.col("seg_end") >= pl.col("p_end"))
-    avg = windows.join(seg_long.select("wage_category", "seg_start", "seg_end", "days", "mw"), on="wage_category").group_by(
-        "p_start", "p_end", "wage_category").agg(
-        ((pl.col("mw") * pl.col("days")).filter(in_p).sum() / pl.col("days").filter(in_p).sum()).alias("mw_avg_p"),
-        pl.col("mw").filter(last).first().alias("mw_dec31_p"),
-    )
-    return claims.select("__claim", "p_start", "p_end", "wage_category").join(
-        avg, on=["p_start", "p_end", "wage_category"], how="left").select("__claim", "mw_avg_p", "mw_dec31_p")
 
 
 def _effective_day(claims: pl.DataFrame, members: pl.DataFrame, rows: pl.LazyFrame,

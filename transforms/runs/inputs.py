@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from transforms import failpoints, schema
+from transforms.ingest.identity import resolve as resolve_identities
 from transforms.ingest.standing import STANDING_SCHEMA
 from transforms.outputs import sha256_file, write_csv
 from transforms.pii import HashKey
@@ -121,6 +122,7 @@ class StagedInputs:
     # file with one names: they hold the applications they could touch (spec section 7)
     standing: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=STANDING_SCHEMA))
     named: dict = field(default_factory=dict)
+    unclaimed_without_ssn: int = 0  # payroll rows of no claimed employee without an ssn (count for no one)
 
     @property
     def rejected_rows(self) -> int:
@@ -137,7 +139,7 @@ class StagedInputs:
     def write_rejects(self, out_dir: Path) -> None:
         """rejects.csv (and one file per employer when the ingest report has them)."""
         if self.report is not None:
-            self.report.write_rejects(out_dir)
+            self.report.write_rejects(out_dir, self.rejects)
         else:
             write_csv(self.rejects, out_dir / "rejects.csv")
 
@@ -188,10 +190,14 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: boo
         )
     frames = {name: scan_lake(workdir, name) for name in STAGED}
     check_control_groups(frames["control_groups"])
+    ids = resolve_identities(frames["payroll"], frames["roster"], frames["applications"])
+    frames["payroll"] = ids.payroll
     failpoints.hit("staged")
     hashed = {f.file: f.sha256 for f in report.files}
-    return StagedInputs(frames, report.rejects, input_file_records(input_dir, hashed), key.source, key.key_id, report,
-                        docs_dir, standing, named)
+    staged = StagedInputs(frames, pl.concat([report.rejects, ids.rejects]), input_file_records(input_dir, hashed),
+                          key.source, key.key_id, report, docs_dir, pl.concat([standing, ids.lines]), named)
+    staged.unclaimed_without_ssn = ids.unclaimed_without_ssn
+    return staged
 
 
 class NothingToDecide(RunError):

@@ -130,6 +130,7 @@ class QuarterlySummary:
     statuses: dict[str, int]
     variance_written: bool = False
     received_after_as_of: int = 0  # requests of the tax year received after the as-of date: not seen
+    requests: int = 0  # estimate requests and applications of the tax year estimated (0: none received yet)
     outputs: list[str] = field(default_factory=list)
     out_dir: str = ""
     workdir: str = ""
@@ -208,6 +209,7 @@ def run_quarterly(ctx: steps.RunContext) -> QuarterlySummary:
                 rejected_rows=staged.rejected_rows,
                 statuses=statuses, key_source=staged.key_source,
                 received_after_as_of=steps.received_after(staged, tax_year, as_of),
+                requests=emp_est.height,
             )
             manifest = _manifest(summary, params, settings, staged)
             write_json(manifest, staging.path("manifest.json"))

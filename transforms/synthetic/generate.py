@@ -69,6 +69,7 @@ class GenerateSummary:
     employer_rates: int = 0
     groups: int = 0  # groups of employers under common control (control_groups.csv)
     fiscal_filers: int = 0  # applications for a fiscal privilege period
+    estimate_requests: int = 0  # requests for estimates during the tax year (estimate_requests.csv)
 
 
 def _load_params(params: Parameters | None) -> Parameters:
@@ -132,6 +133,7 @@ def generate_submission(
         employer_rates=employer_rates.height,
         groups=layered.groups if layered else 0,
         fiscal_filers=layered.fiscal if layered else 0,
+        estimate_requests=layered.estimate_requests.height if layered and layered.estimate_requests is not None else 0,
     )
 
 
@@ -169,6 +171,10 @@ def _write_folder(out_dir: Path, E: int, emp_of: np.ndarray, count: np.ndarray, 
                       float_precision=2)
         if layered.shared_payroll.height:
             write_csv(layered.shared_payroll, pay_dir / "shared_member_payroll.csv", float_precision=2)
+    for stale in out_dir.glob("estimate_requests.csv"):
+        stale.unlink()
+    if layered is not None and layered.estimate_requests is not None and layered.estimate_requests.height:
+        write_csv(layered.estimate_requests, out_dir / "estimate_requests.csv")
     write_csv(applications, out_dir / "applications.csv")
     write_csv(roster, out_dir / "roster.csv")
     write_csv(

@@ -7,6 +7,9 @@ generated submission (N.J.S.A. 34:11-56a39; spec section 1, "The employer and it
   the member that employs them. One pair (when there is one) also shares a person: an employee of
   the second member is paid by the first too, under another employee id (one person, counted once
   over the group).
+- Estimate requests (56a40(e); spec section 9): about one employer in twenty asks for help
+  estimating its credit during t (``estimate_requests.csv``, received March to September of t), its
+  roster repeated under the request id.
 - Fiscal filers: a few corporation business tax filers (about one in fifty) apply for the
   privilege period July 1 of t to June 30 of t+1 (tax year t, the year it begins), received July
   1 of t+1; their payroll of January-June of t+1 is written to a file of its own
@@ -19,7 +22,7 @@ Vectorised over the frames the builders return; deterministic for a seed.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 
 import polars as pl
 
@@ -39,6 +42,7 @@ class Layered:
     shared_payroll: pl.DataFrame  # the rows of the person paid by two members (may be empty)
     groups: int
     fiscal: int
+    estimate_requests: pl.DataFrame | None = None  # requests for estimates during t (56a40(e))
 
 
 def _plain_employers(apps: pl.DataFrame) -> list[str]:
@@ -91,9 +95,35 @@ def layer(seed: int, t: int, applications: pl.DataFrame, roster: pl.DataFrame, p
             pl.when(fiscal_app).then(received.cast(apps.schema["received_at"])).otherwise(pl.col("received_at"))
             .alias("received_at"),
         )
-    ros = ros.sort("application_id", "employer_id", "employee_id", nulls_last=False)
+    reqs, req_roster = _estimate_requests(r, t, apps, ros)
+    ros = pl.concat([ros, req_roster]).sort("application_id", "employer_id", "employee_id", nulls_last=False)
     return Layered(apps.sort("application_id"), ros, groups, _next_half_year(payroll, fiscal, t, mw_ratio), shared,
-                   len(pairs), len(fiscal))
+                   len(pairs), len(fiscal), reqs)
+
+
+REQUEST_SHARE = 1 / 20
+
+
+def _estimate_requests(r, t: int, apps: pl.DataFrame, roster: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Requests for help estimating the credit during t (about one employer in twenty, received
+    from March to September of t), each claiming the employees of the employer's application."""
+    cal = apps.filter(pl.col("period_start").is_null()).unique("employer_id", keep="first").sort("application_id")
+    n = max(1, int(cal.height * REQUEST_SHARE)) if cal.height else 0
+    if n == 0:
+        return pl.DataFrame(), roster.clear()
+    pick = cal[sorted(r.choice(cal.height, size=n, replace=False).tolist())]
+    days = r.integers(0, 200, size=n)
+    days[0] %= 30  # one in March: the first quarter's estimate has a request
+    minutes = r.integers(9 * 60, 17 * 60, size=n)
+    received = [datetime(t, 3, 1) + timedelta(days=int(d), minutes=int(m)) for d, m in zip(days, minutes, strict=True)]
+    reqs = pick.select(
+        pl.format("EST-{}-{}", pl.lit(t), pl.int_range(1, n + 1).cast(pl.String).str.zfill(4)).alias("request_id"),
+        "employer_id", "employer_name", "tax_type", "tax_year",
+        pl.Series("received_at", received).dt.strftime("%Y-%m-%dT%H:%M:%S"),
+    )
+    claimed = roster.join(pick.select("application_id", pl.Series("__req", reqs["request_id"])), on="application_id",
+                          how="inner").with_columns(pl.col("__req").alias("application_id")).drop("__req")
+    return reqs, claimed
 
 
 def _shared_person(pairs: list[tuple[str, str]], roster: pl.DataFrame, app_of: dict[str, str],

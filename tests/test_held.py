@@ -1,0 +1,229 @@
+"""No final decision on input it could not read (spec section 7), and one reading of values for
+every layout (spec section 1): payroll written as people and spreadsheets write it gives the
+credits of the canonical payroll to the cent; a line that cannot be read holds the applications it
+could touch (HELD, never REJECTED), its notice names the line, and the corrected file lets the
+next run decide them like new ones, with no reopen."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from transforms.award import acts, ledger
+from transforms.pii import load_key
+from transforms.reference.parameters import load_parameters
+from transforms.runs import annual as steps
+from transforms.settings import Settings
+from transforms.synthetic.generate import generate_submission
+
+KEY = load_key({})
+PARAMS = load_parameters()
+AS_OF = dt.date(2024, 7, 1)
+
+
+def run(sub: Path, work: Path, out: Path) -> tuple[pl.DataFrame, steps.RunSummary]:
+    """An annual run of the steps (no Prefect): (awards.csv, summary)."""
+    staged = steps.stage_inputs(sub, work, KEY)
+    result = steps.compute(staged.frames, 2023, AS_OF, PARAMS, Settings())
+    run_id = steps.new_run_id("annual", 2023, staged.inputs_sha256)
+    summary = steps.decide_and_commit(steps.RunContext(
+        kind="annual", run_id=run_id, tax_year=2023, as_of=AS_OF, params=PARAMS, settings=Settings(), workdir=work,
+        out_dir=out, staged=staged, result=result, started_at=ledger.now_utc()))
+    return pl.read_csv(out / "awards.csv", infer_schema=False), summary
+
+
+def credits(out: Path) -> pl.DataFrame:
+    return pl.read_csv(out / "employee_credits.csv", infer_schema=False).sort("application_id", "employee_id")
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    root = tmp_path_factory.mktemp("held")
+    sub = root / "canonical"
+    generate_submission(sub, employers=12, seed=31, tax_year=2023, groups_and_fiscal=False)
+    # one claimed person's ssn begins with 0 (issued in New York or New England)
+    roster = pl.read_csv(sub / "roster.csv", infer_schema=False)
+    pay_file = sorted((sub / "payroll").glob("*.csv"))[0]
+    pay = pl.read_csv(pay_file, infer_schema=False)
+    claimed = pay.join(roster.select("employee_id"), on="employee_id", how="semi")
+    old_ssn = claimed["ssn"][0]
+    for name in ("certifications.csv",):
+        text = (sub / name).read_text().replace(old_ssn, "012-34-5678").replace(old_ssn.replace("-", ""), "012345678")
+        (sub / name).write_text(text)
+    pay_file.write_text(pay_file.read_text().replace(old_ssn, "012-34-5678"))
+    awards, _ = run(sub, root / "w0", root / "o0")
+    assert (awards["status"] == "APPROVED").sum() >= 2
+    return {"root": root, "sub": sub, "credits": credits(root / "o0"), "awards": awards, "file": pay_file.name}
+
+
+def variant(base, name: str, edit) -> Path:
+    sub = base["root"] / name
+    shutil.copytree(base["sub"], sub)
+    edit(sub)
+    return sub
+
+
+def rewrite_payroll(sub: Path, fn) -> None:
+    for f in sorted((sub / "payroll").glob("*.csv")):
+        frame = pl.read_csv(f, infer_schema=False)
+        fn(frame).write_csv(f)
+
+
+def test_values_as_spreadsheets_write_them_give_the_same_credits(base):
+    """A FEIN written NN-NNNNNNN, dates m/d/yyyy and mm/dd/yy, money with $, thousands and
+    parentheses, an ssn whose leading zero a numeric cell dropped: the same credits to the cent."""
+    def money(c: str) -> pl.Expr:
+        v = pl.col(c).cast(pl.Float64)
+        text = pl.format("${}", v.abs().map_elements(lambda x: f"{x:,.2f}", return_dtype=pl.String))
+        return pl.when(v < 0).then(pl.format("({})", text)).otherwise(text).alias(c)
+
+    def us_date(c: str, short: bool) -> pl.Expr:
+        d = pl.col(c).str.to_date()
+        year = (d.dt.year() % 100).cast(pl.String).str.zfill(2) if short else d.dt.year().cast(pl.String)
+        return pl.format("{}/{}/{}", d.dt.month(), d.dt.day(), year).alias(c)
+
+    def edit(sub: Path) -> None:
+        rewrite_payroll(sub, lambda f: f.with_columns(
+            pl.format("{}-{}", pl.col("employer_id").str.slice(0, 2), pl.col("employer_id").str.slice(2)).alias("employer_id"),
+            pl.col("ssn").str.replace("012-34-5678", "12345678"),
+            us_date("period_start", False), us_date("period_end", True),
+            money("hours"), money("gross_wages"), money("employer_taxes")))
+
+    sub = variant(base, "spreadsheet", edit)
+    text = (sub / "payroll" / base["file"]).read_text()
+    assert "12345678," in text and "$" in text and "/" in text and "-" in text.splitlines()[1].split(",")[0]
+    awards, summary = run(sub, base["root"] / "w1", base["root"] / "o1")
+    assert credits(base["root"] / "o1").equals(base["credits"])
+    assert awards.equals(base["awards"]) and summary.rejected_rows == 0
+
+
+def test_masked_ssns_take_the_roster_ssn_and_a_mismatch_holds(base):
+    ros = pl.read_csv(base["sub"] / "roster.csv", infer_schema=False)
+    pay = pl.concat([pl.read_csv(f, infer_schema=False) for f in sorted((base["sub"] / "payroll").glob("*.csv"))])
+    app_employer = pl.read_csv(base["sub"] / "applications.csv", infer_schema=False).select("application_id", "employer_id")
+    ssn_of = pay.select("employer_id", "employee_id", "ssn").unique()
+    roster_ssn = ros.join(app_employer, on="application_id").join(ssn_of, on=["employer_id", "employee_id"], how="left")
+
+    def edit(sub: Path) -> None:
+        roster_ssn.select(*ros.columns, "ssn").write_csv(sub / "roster.csv")
+        rewrite_payroll(sub, lambda f: f.with_columns(
+            pl.format("XXX-XX-{}", pl.col("ssn").str.replace_all("-", "").str.slice(5, 4)).alias("ssn")))
+
+    sub = variant(base, "masked", edit)
+    awards, _ = run(sub, base["root"] / "w2", base["root"] / "o2")
+    assert credits(base["root"] / "o2").equals(base["credits"])
+    # one row's last four digits disagree with the roster: the application is held, not decided
+    approved = base["awards"].filter(pl.col("status") == "APPROVED").row(0, named=True)
+    who = roster_ssn.filter(pl.col("application_id") == approved["application_id"]).row(0, named=True)
+    f = sub / "payroll" / next(p.name for p in (sub / "payroll").glob("*.csv")
+                               if who["employee_id"] in p.read_text())
+    lines = f.read_text().splitlines()
+    i = next(k for k, ln in enumerate(lines) if f",{who['employee_id']}," in ln)
+    four = who["ssn"].replace("-", "")[5:]
+    lines[i] = lines[i].replace(f"XXX-XX-{four}", "XXX-XX-0000" if four != "0000" else "XXX-XX-1111")
+    f.write_text("\n".join(lines) + "\n")
+    awards, summary = run(sub, base["root"] / "w2", base["root"] / "o3")
+    row = awards.filter(pl.col("application_id") == approved["application_id"]).row(0, named=True)
+    assert row["status"] == "APPROVED"  # decided by the first run: final, kept
+    awards, summary = run(sub, base["root"] / "w2b", base["root"] / "o3b")  # a first run on this input
+    row = awards.filter(pl.col("application_id") == approved["application_id"]).row(0, named=True)
+    assert (row["status"], row["reasons"], row["awarded"]) == ("HELD", "INPUT_REJECTED", "0.00")
+    assert summary.held == 1
+    held = pl.read_csv(base["root"] / "o3b" / "held.csv", infer_schema=False)
+    assert held.filter(pl.col("application_id") == approved["application_id"])["line"].to_list() == [str(i + 1)]
+    notice = (base["root"] / "o3b" / "notices" / f"{approved['application_id']}.html").read_text()
+    assert 'id="held_lines"' in notice and "Nothing is decided yet" in notice and f"{f.relative_to(sub)}" in notice
+
+
+def test_an_unreadable_employer_id_holds_the_files_employers_and_the_corrected_file_decides_them(base):
+    def edit(sub: Path) -> None:
+        f = sub / "payroll" / base["file"]
+        lines = f.read_text().splitlines()
+        cells = lines[5].split(",")
+        cells[0] = "7X-215510"  # unreadable
+        lines[5] = ",".join(cells)
+        f.write_text("\n".join(lines) + "\n")
+
+    sub = variant(base, "bad_employer", edit)
+    work = base["root"] / "w4"
+    awards, summary = run(sub, work, base["root"] / "o4")
+    named = pl.read_csv(base["sub"] / "payroll" / base["file"], infer_schema=False)["employer_id"].unique()
+    mine = awards.filter(pl.col("employer_id").is_in(named.implode()))
+    assert mine.height and (mine["status"] == "HELD").all() and (mine["reasons"] == "INPUT_REJECTED").all()
+    assert not (awards["status"] == "REJECTED").any() or set(awards.filter(pl.col("status") == "REJECTED")["employer_id"]) \
+        .isdisjoint(named.to_list())
+    assert summary.held == mine.height
+    # the corrected file at the same path: the next run decides them like new ones
+    shutil.copy(base["sub"] / "payroll" / base["file"], sub / "payroll" / base["file"])
+    awards, summary = run(sub, work, base["root"] / "o5")
+    assert summary.held == 0
+    assert awards.sort("application_id").equals(base["awards"].sort("application_id"))
+
+
+def test_a_rejected_roster_line_or_an_empty_roster_holds_and_release_decides(base):
+    def bad_category(sub: Path) -> None:
+        text = (sub / "roster.csv").read_text().splitlines()
+        cells = text[1].split(",")
+        cells[2] = "General Worker"  # not a wage category
+        text[1] = ",".join(cells)
+        (sub / "roster.csv").write_text("\n".join(text) + "\n")
+
+    sub = variant(base, "bad_roster", bad_category)
+    app = (sub / "roster.csv").read_text().splitlines()[1].split(",")[0]
+    work = base["root"] / "w6"
+    awards, _ = run(sub, work, base["root"] / "o6")
+    assert awards.filter(pl.col("application_id") == app)["status"].to_list() == ["HELD"]
+    # an analyst decides it as it stands
+    con = ledger.connect(work / "impcredit.duckdb")
+    now = ledger.now_utc()
+    acts.release(con, app, "the other employees are enough", {
+        "run_id": "release-1", "kind": "release", "tax_year": 2023, "quarter": None, "as_of": AS_OF, "approval_year": 2024,
+        "policy": "", "cap_cents": 0, "settings_json": "{}", "params_version": "", "inputs_sha256": "", "status": "released",
+        "started_at": now, "committed_at": now, "summary_json": "{}"})
+    con.close()
+    awards, _ = run(sub, work, base["root"] / "o7")
+    assert awards.filter(pl.col("application_id") == app)["status"].to_list()[0] in ("APPROVED", "REJECTED")
+    # a roster with its header only: every application held, none rejected
+    sub = variant(base, "empty_roster", lambda s: (s / "roster.csv").write_text(
+        (s / "roster.csv").read_text().splitlines()[0] + "\n"))
+    awards, summary = run(sub, base["root"] / "w8", base["root"] / "o8")
+    assert (awards["status"] == "HELD").all() and summary.held == awards.height
+
+
+def test_a_rejected_line_of_the_agencys_own_files_stops_the_run(base):
+    def edit(sub: Path) -> None:
+        lines = (sub / "certifications.csv").read_text().splitlines()
+        lines[1] = lines[1].split(",")[0] + ",C-X,CERTIFIED,not a date,"
+        (sub / "certifications.csv").write_text("\n".join(lines) + "\n")
+
+    sub = variant(base, "bad_cert", edit)
+    with pytest.raises(steps.SubmissionIncomplete, match=r"certifications.csv line 2"):
+        run(sub, base["root"] / "w9", base["root"] / "o9")
+    assert not (base["root"] / "o9").exists()
+
+
+def test_two_ssns_under_one_employee_id_hold_its_application(base):
+    approved = base["awards"].filter(pl.col("status") == "APPROVED").row(0, named=True)
+    ros = pl.read_csv(base["sub"] / "roster.csv", infer_schema=False)
+    emp = ros.filter(pl.col("application_id") == approved["application_id"])["employee_id"][0]
+
+    def edit(sub: Path) -> None:
+        for f in (sub / "payroll").glob("*.csv"):
+            lines = f.read_text().splitlines()
+            hits = [k for k, ln in enumerate(lines) if f",{emp}," in ln]
+            if hits:  # a $0 row borrowing another person's ssn
+                cells = lines[hits[0]].split(",")
+                cells[2], cells[5], cells[6], cells[7] = "999-00-1234", "0", "0", "0"
+                lines.append(",".join(cells))
+                f.write_text("\n".join(lines) + "\n")
+
+    sub = variant(base, "two_ssns", edit)
+    awards, _ = run(sub, base["root"] / "w10", base["root"] / "o10")
+    row = awards.filter(pl.col("application_id") == approved["application_id"]).row(0, named=True)
+    assert (row["status"], row["reasons"]) == ("HELD", "INPUT_REJECTED")
+    rejects = pl.read_csv(base["root"] / "o10" / "rejects.csv", infer_schema=False)
+    assert (rejects["rule"] == "two_ssns").sum() >= 2 and "999-00-1234" not in (base["root"] / "o10" / "rejects.csv").read_text()
