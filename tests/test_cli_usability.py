@@ -111,11 +111,13 @@ def test_quarterly_and_variance_in_every_sequence(prefect_harness, sub, tmp_path
     assert "in 2024)" in r.flat
     r = cli("annual", "--input", sub, "--tax-year", "2023", "--as-of", "2024-07-01", "--workdir", w, "--out", tmp_path / "a")
     assert r.exit_code == 0
-    # variance with Q2 projected and no Q1, Q3, Q4: those are absent, never 0.00 variances
+    # variance with Q1 (no request then) and Q2 projected, no Q3, Q4: a quarter with no projection of
+    # an application leaves it empty, never a 0.00 variance
     r = cli("variance", "--tax-year", "2023", "--workdir", w, "--out", tmp_path / "v")
     assert r.exit_code == 0, r.output
     var = pl.read_csv(tmp_path / "v" / "variance.csv", infer_schema=False)
-    assert [c for c in var.columns if c.startswith("projected_q")] == ["projected_q2"]
+    assert [c for c in var.columns if c.startswith("projected_q")] == ["projected_q1", "projected_q2"]
+    assert var.get_column("projected_q1").null_count() == var.get_column("variance_q1").null_count() == var.height
     missing = var.filter(pl.col("projected_q2").is_null())
     assert missing.get_column("variance_q2").null_count() == missing.height
 
