@@ -18,7 +18,13 @@ from transforms.ingest.lake import scan_lake
 from transforms.ingest.profiles import Profile, fold, load_profiles
 from transforms.ingest.tables import stage_submission
 from transforms.pii import load_key
-from transforms.synthetic.vendors import LAYOUTS, write_layout, write_vendor_mix
+from transforms.synthetic.vendors import (
+    LAYOUTS,
+    REPORT_LAYOUTS,
+    write_layout,
+    write_report,
+    write_vendor_mix,
+)
 
 FIX = Path(__file__).parent / "fixtures"
 CANON = FIX / "canonical_small"
@@ -27,6 +33,13 @@ NOW = datetime(2026, 1, 1, 12, 0)
 # what every layout of the same payroll stages to alike (a vendor layout may carry check ids and
 # pay dates the canonical sample lacks; a line-per-code layout sums several lines into a row)
 VALUES = [c for c in schema.PAYROLL if c not in schema.LINEAGE and c not in ("check_id", "pay_date", "line_count")]
+
+
+def per_period(workdir: Path) -> pl.DataFrame:
+    """Hours, wages and taxes per employee and pay period (the ssn aside: a report may lack it)."""
+    key = ["employer_id", "employee_id", "period_start", "period_end"]
+    return scan_lake(workdir, "payroll").group_by(key).agg(
+        pl.col(c).sum().round(2) for c in ("hours", "gross_wages", "employer_taxes")).sort(key).collect()
 
 
 def check_counts(report: IngestReport) -> None:
@@ -49,7 +62,8 @@ def canonical_lake(tmp_path_factory) -> Path:
 
 def test_profiles_load_strictly(tmp_path):
     names = [p.name for p in load_profiles()]
-    assert names[0] == "canonical" and {"adp_register", "gusto_export", "peo_export", "spreadsheet_xlsx"} <= set(names)
+    assert names[0] == "canonical" and {"adp_wfn_payroll_history", "gusto_payroll_journal", "paycom_prior_payroll",
+                                        "peo_export", "spreadsheet_xlsx"} <= set(names)
     data = load_profiles()[1].model_dump()
     data["refernces"] = "typo"
     with pytest.raises(Exception, match="refernces"):
@@ -73,13 +87,21 @@ def test_canonical_staged_schema_and_lineage(canonical_lake):
 def test_each_vendor_layout_stages_to_the_canonical_rows(layout, tmp_path, canonical_lake):
     rows = pl.read_csv(CANON / "payroll" / "payroll.csv", infer_schema=False).to_dicts()
     sub = tmp_path / "in"
-    written = write_layout(layout, rows, sub / "payroll" / layout)
+    if layout in REPORT_LAYOUTS:  # a payroll product's report: one employer a report, its FEIN the folder
+        written = []
+        for emp in sorted({r["employer_id"] for r in rows}):
+            written += write_report(layout, [r for r in rows if r["employer_id"] == emp], sub / "payroll" / emp,
+                                    company=f"Employer {emp}")
+    else:
+        written = [write_layout(layout, rows, sub / "payroll" / layout)]
     report = ingest_folder(sub, tmp_path / "wd", KEY, now=NOW)
     check_counts(report)
-    (rec,) = report.files
-    assert rec.profile == layout and rec.status == "accepted", report.summary()
-    assert rec.file == f"payroll/{written.name}"
-    assert_frame_equal(payroll_values(tmp_path / "wd"), payroll_values(canonical_lake))
+    assert {r.profile for r in report.files} == {layout} and {r.status for r in report.files} == {"accepted"}, report.summary()
+    assert sorted(r.file for r in report.files) == sorted(p.relative_to(sub).as_posix() for p in written)
+    if layout in REPORT_LAYOUTS:  # a line per pay type (regular, overtime) adds up to the check
+        assert_frame_equal(per_period(tmp_path / "wd"), per_period(canonical_lake))
+    else:
+        assert_frame_equal(payroll_values(tmp_path / "wd"), payroll_values(canonical_lake))
     if layout == "spreadsheet_xlsx":
         sheets = scan_lake(tmp_path / "wd", "payroll").select("source_sheet").unique().collect()
         assert sorted(sheets.get_column("source_sheet").to_list()) == ["2021", "2022", "2023"]
@@ -88,48 +110,54 @@ def test_each_vendor_layout_stages_to_the_canonical_rows(layout, tmp_path, canon
 def test_vendor_mix_same_rows_and_other_datasets_copied(tmp_path, canonical_lake):
     write_vendor_mix(CANON, tmp_path / "mix", seed=11)
     names = sorted(p.name for p in (tmp_path / "mix" / "payroll").iterdir())
-    assert len(names) == len(LAYOUTS)
+    files = [n for n in names if "." in n]
+    folders = [n for n in names if re.fullmatch(r"\d{9}", n)]  # the reports', one employer each
+    assert len(files) == len(LAYOUTS) - len(REPORT_LAYOUTS) and len(folders) >= len(REPORT_LAYOUTS)
     report = ingest_folder(tmp_path / "mix", tmp_path / "wd", KEY, now=NOW)
     check_counts(report)
     assert {f.profile for f in report.files if f.dataset == "payroll"} == set(LAYOUTS)
     assert report.rejects.height == 0, report.rejects
-    assert_frame_equal(payroll_values(tmp_path / "wd"), payroll_values(canonical_lake))
-    for ds in ("applications", "roster", "certifications", "employer_rates"):
+    assert_frame_equal(per_period(tmp_path / "wd"), per_period(canonical_lake))
+    for ds in ("applications", "certifications", "employer_rates"):
         assert (tmp_path / "mix" / f"{ds}.csv").read_bytes() == (CANON / f"{ds}.csv").read_bytes()
+    # the roster gives the ssn the Paycom and Gusto reports lack
+    roster = pl.read_csv(tmp_path / "mix" / "roster.csv", infer_schema=False)
+    assert roster.drop("ssn").equals(pl.read_csv(CANON / "roster.csv", infer_schema=False)) and roster["ssn"].null_count() == 0
 
 
 def test_vendor_number_and_date_formats(tmp_path):
     sub = tmp_path / "in" / "payroll"
     sub.mkdir(parents=True)
-    (sub / "adp.csv").write_text(
-        "CO FEIN,file #,Tax ID (SSN),Period Beginning Date,Period Ending Date,Reg Hours,OT Hours,Reg Earnings,"
-        "OT Earnings,ER Taxes Total\n"
-        '10-0000001,7,900-11-0001,01/01/2023,01/14/2023,80,2.5,"$1,200.00",$56.25,"$137.55"\n'
-        '10-0000001,8,900-11-0002,01/01/2023,01/14/2023,10,,$150.00,,(12.50)\n'
+    (sub / "adp.csv").write_text(  # the canonical layout reads what any layout reads
+        "employer_id,employee_id,ssn,period_start,period_end,hours,gross_wages,employer_taxes\n"
+        '10-0000001,7,900-11-0001,1/1/2023,01/14/23,82.5,"$1,256.25","$137.55"\n'
+        '10-0000001,8,900-11-0002,01/01/2023,2023-01-14,10,$150.00,(12.50)\n'
     )
     report = ingest_folder(tmp_path / "in", tmp_path / "wd", KEY, now=NOW)
     check_counts(report)
-    assert report.files[0].profile == "adp_register"
+    assert report.files[0].profile == "canonical"
     lake = scan_lake(tmp_path / "wd", "payroll").collect().sort("source_line")
     assert lake.get_column("hours").to_list() == [82.5]
     assert lake.get_column("gross_wages").to_list() == [1256.25]
     assert lake.get_column("employer_id").to_list() == ["100000001"]
+    assert lake.select("period_start", "period_end").row(0) == (date(2023, 1, 1), date(2023, 1, 14))
     # "(12.50)" parsed as -12.50: a reversal nets against the employee's year, but employee 8 has
     # nothing else in 2023, so the year nets negative: an error naming the line
-    assert report.rejects.select("line", "rule", "column", "value").rows() == [(3, "negative_net", "ER Taxes Total", "(12.50)")]
+    assert report.rejects.select("line", "rule", "column", "value").rows() == [(3, "negative_net", "employer_taxes", "(12.50)")]
     assert "employee 8" in report.rejects.get_column("message")[0] and "payroll/adp.csv:3" in report.rejects.get_column("message")[0]
 
 
 def test_unknown_layout_names_nearest_profile(tmp_path):
     sub = tmp_path / "in" / "payroll"
     sub.mkdir(parents=True)
-    (sub / "x.csv").write_text("Company EIN,Employee ID,SSN,Pay Period Start,Regular Hours,Gross Earnings,Bonus\n1,2,3,4,5,6,7\n")
+    (sub / "x.txt").write_text("CLIENT_FEIN|WSE_ID|WSE_SSN|PER_BEG_DT|REG_HRS|OT_HRS|REG_WAGES|OT_WAGES|BONUS\n"
+                               "1|2|3|4|5|6|7|8|9\n")
     report = ingest_folder(tmp_path / "in", tmp_path / "wd", KEY, now=NOW)
     check_counts(report)
     (rec,) = report.files
     assert rec.status == "rejected" and rec.rows_read == 1 and rec.rows_rejected == 1
     msg = report.rejects.get_column("message")[0]
-    assert "nearest: 'gusto_export'" in msg and "Pay Period End" in msg and "Employer Taxes" in msg and "Bonus" in msg
+    assert "nearest: 'peo_export'" in msg and "PER_END_DT" in msg and "ER_TAX_TOTAL" in msg and "BONUS" in msg
     assert report.rejects.get_column("line")[0] is None
 
 

@@ -21,6 +21,7 @@ from flows.cli import (
     generate,
     history,
     ingest,
+    layouts,
     prefect_api,
     quarterly,
     release,
@@ -51,7 +52,7 @@ _flags_without_type()
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="New Jersey impairment tax credit (N.J.S.A. 34:11-56a40).")
 for command in (annual.annual, generate.generate, ingest.ingest, history.runs, reopen.reopen, release.release,
-                settings.settings, documents.documents):
+                settings.settings, layouts.layouts, documents.documents):
     app.command()(command)
 app.add_typer(prefect_api.api_app, name="api")
 for command in (explain.explain, quarterly.quarterly, whatif.whatif, backfill.backfill, variance.variance):

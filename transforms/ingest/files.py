@@ -147,7 +147,7 @@ def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Pat
 def read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, docs_dir: Path | None, engine: str) -> None:
     """Read, stage and validate one file into ``work`` (touches nothing shared)."""
     rel = work.rel
-    tables, problem, bad_sheets, notes = read_tables(work.dataset, path, rel, key)
+    tables, problem, bad_sheets, notes = read_tables(work.dataset, path, rel, key, work.context)
     work.notes += notes
     if problem is not None:
         work.file_problem = problem.message
@@ -168,6 +168,9 @@ def read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, d
     for st in tables:
         work.profile = st.profile
         work.rows_read += st.staged.height + len(st.ragged)
+        if st.shape is not None:
+            work.shape_lines += len(st.shape.preamble) + st.shape.totals + st.shape.blocks + st.shape.repeated_headers \
+                + st.shape.notes
         validate_table(work, st, now, docs_dir, engine)
     # the rows that passed are in work.passed; the tables (cells) go out of scope here (a file
     # with a cross-row reject is read again for them): memory holds one staged copy of the run

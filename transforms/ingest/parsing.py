@@ -52,6 +52,34 @@ UNIVERSAL_DATES = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%Y-%m-%d %H:%M:%S", "%Y-
 FIRST_YEAR = 1900  # a year before it is a misreading ("1/5/23" by %Y is the year 23), never a date
 
 
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def parse_number(text: str, fmt) -> float | None:
+    """One number written per ``fmt`` (a profiles.NumberFormat), as ``number_expr`` reads a cell
+    (plain Python: a report's totals lines are checked one by one)."""
+    s = text.strip()
+    neg = False
+    if fmt.parentheses_negative and len(s) >= 2 and s[0] == "(" and s[-1] == ")":
+        neg, s = True, s[1:-1].strip()
+    for sym in fmt.currency:
+        s = s.replace(sym, "")
+    s = s.strip()
+    if fmt.trailing_minus and s.endswith("-") and len(s) > 1:
+        neg, s = True, s[:-1]
+    if fmt.thousands:
+        for _ in range(2):
+            s = re.sub(rf"(\d){re.escape(fmt.thousands)}(\d{{3}})", r"\1\2", s)
+    if fmt.decimal == ",":
+        s = s.replace(",", ".", 1)
+    if not _NUMBER.fullmatch(s):
+        return None
+    v = float(s)
+    if v != v or v in (float("inf"), float("-inf")):
+        return None
+    return -v if neg else v
+
+
 def date_expr(e: pl.Expr, formats: list[str], *, universal: bool = True) -> pl.Expr:
     """Parse a date written in one of ``formats`` or (``universal``) of ``UNIVERSAL_DATES``."""
     s = e.str.strip_chars()

@@ -9,7 +9,6 @@ import hashlib
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -25,14 +24,14 @@ from transforms.ingest import pieces as pc
 from transforms.ingest import submission as sub
 from transforms.ingest.cross_rows import ORDER_BASE, cross_row_rejects
 from transforms.ingest.masking import mask_value, short
+from transforms.ingest.plan import FILE_WORKERS, Plan, plan_files
 from transforms.ingest.quarantine import FileWork, lookup, quarantine_rows
 from transforms.ingest.report import REJECT_SCHEMA, FileRecord, IngestReport
 from transforms.ingest.tables import read_tables
 from transforms.pii import HashKey
-from transforms.stages import stage, start
+from transforms.stages import start
 
 ENGINES = ("polars", "gx")
-FILE_WORKERS = 2
 CROSS_RULES = ("duplicate_row", "negative_net", "hourly_rate", "duplicate_key")
 PIECE_BYTES = 32 * 2**20  # a delimited file bigger than this is read and validated in pieces of about this size
 BATCH_BYTES = 8 * 2**20  # files staged and validated together, up to about this much text (5 bench files)
@@ -137,68 +136,7 @@ def _in_pieces(work: FileWork, path: Path, size: int, key: HashKey, now: datetim
     return [] if pc.validate_in_pieces(work, path, size, PIECE_BYTES, key, now) else [work]
 
 
-def _digest(path: Path) -> tuple[str, int]:
-    """(sha256, size) of a file's bytes; ("", -1) when it cannot be read."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return "", -1
-    return hashlib.sha256(data).hexdigest(), len(data)
-
-
-@dataclass
-class _Plan:
-    """The files of a run: what is said without reading them (``records``, ``rejects``) and the
-    new ones to read (``todo``, with their paths and sizes by file index)."""
-
-    records: list[FileRecord] = field(default_factory=list)
-    rejects: list[dict] = field(default_factory=list)
-    todo: list[FileWork] = field(default_factory=list)
-    paths: dict[int, Path] = field(default_factory=dict)
-    sizes: dict[int, int] = field(default_factory=dict)
-
-    def reject(self, rel: str, dataset: str | None, sha: str, rule: str, msg: str) -> None:
-        self.records.append(FileRecord(rel, dataset, None, sha, 0, 0, 0, "rejected", msg))
-        self.rejects.append(dict(file=rel, line=None, column=None, value=None, rule=rule, message=msg, employer_id=None))
-
-
-def _plan(root: Path, exclude: list[Path], known: dict) -> _Plan:
-    """Discover and hash the files; set aside what is not read (links, unreadable or unknown
-    files, content already in the lake or earlier in this run)."""
-    plan = _Plan()
-    seen: dict[str, str] = {}
-    entries = sub.discover(root, exclude=exclude)
-    for e in entries:  # not read at all: a symbolic link, a folder named like a data file
-        if e.kind != "file":
-            plan.reject(e.rel, e.dataset, "", *sub.KIND_MESSAGES[e.kind])
-    found = [(e.dataset, e.path) for e in entries if e.kind == "file"]
-    with stage("ingest") as st_ingest, ThreadPoolExecutor(max_workers=FILE_WORKERS, thread_name_prefix="digest") as pool:
-        digests = list(pool.map(_digest, [path for _, path in found]))  # hashlib releases the GIL
-        st_ingest.say(f"{len(found):,} files, {sum(max(s, 0) for _, s in digests) / 2**20:,.1f} MB read and hashed")
-    for index, ((dataset, path), (sha, size)) in enumerate(zip(found, digests, strict=True)):
-        rel = path.relative_to(root).as_posix()
-        if size < 0:
-            plan.reject(rel, dataset, "", *(sub.file_problem(sub.Entry(dataset, path, rel)) or ("unreadable", "cannot be read")))
-            continue
-        if dataset is None:
-            plan.reject(rel, None, sha, "unknown_file", "not part of the submission layout (payroll/*.csv|.txt|.xlsx, "
-                        "applications.csv, roster.csv, certifications.csv, employer_rates.csv)")
-            continue
-        in_lake = sha in known and not known[sha].get("superseded_by")  # a superseded version sent again adds again
-        if in_lake or sha in seen:
-            first = known[sha]["file"] if in_lake else seen[sha]
-            when = f" on {known[sha]['ingested_at'][:10]}" if in_lake else " earlier in this run"
-            plan.records.append(FileRecord(rel, dataset, known.get(sha, {}).get("profile"), sha, 0, 0, 0, "duplicate",
-                                           f"same content as {first}, ingested{when}: nothing added"))
-            continue
-        seen[sha] = rel
-        plan.todo.append(FileWork(index, rel, dataset, sha))
-        plan.paths[index] = path
-        plan.sizes[index] = size
-    return plan
-
-
-def _validate_files(plan: _Plan, key: HashKey, now: datetime, docs_dir: Path | None, engine: str) -> None:
+def _validate_files(plan: Plan, key: HashKey, now: datetime, docs_dir: Path | None, engine: str) -> None:
     """Read, stage and validate every new file into its ``FileWork``.
 
     Files are independent until the cross-row rules: two jobs at a time (Polars releases the
@@ -212,13 +150,15 @@ def _validate_files(plan: _Plan, key: HashKey, now: datetime, docs_dir: Path | N
         return work
 
     workers = 1 if engine == "gx" or len(todo) < 2 else FILE_WORKERS
-    big = {w.index for w in todo if engine == "polars" and sizes[w.index] > PIECE_BYTES > 0
-           and paths[w.index].suffix.lower() != ".xlsx"}
+    # a workbook, or a file the submission gives fields (folder, files.csv), goes the file route
+    simple = {w.index for w in todo if w.context is None and paths[w.index].suffix.lower() not in sub.WORKBOOK_EXT}
+    big = {w.index for w in todo if engine == "polars" and sizes[w.index] > PIECE_BYTES > 0 and w.index in simple}
     one_by_one = [w for w in todo if w.index not in big]
     jobs = [functools.partial(_in_pieces, w, paths[w.index], sizes[w.index], key, now) for w in todo if w.index in big]
     if engine == "polars" and BATCH_BYTES > 0:
-        jobs += [functools.partial(bt.validate_batch, b, paths, key, now) for b in bt.batches(one_by_one, sizes, BATCH_BYTES)]
-        one_by_one = []
+        batched = [w for w in one_by_one if w.index in simple]
+        jobs += [functools.partial(bt.validate_batch, b, paths, key, now) for b in bt.batches(batched, sizes, BATCH_BYTES)]
+        one_by_one = [w for w in one_by_one if w.index not in simple]
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ingest") as pool:
         one_by_one += [w for rest in pool.map(lambda job: job(), jobs) for w in rest]
         list(pool.map(one_file, one_by_one))
@@ -361,7 +301,7 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
     lk.upgrade(lake, manifest)
     lk.remove_orphans(lake, manifest)
     known = manifest["files"]
-    plan = _plan(root, [workdir] + ([docs_dir] if docs_dir else []), known)
+    plan = plan_files(root, [workdir] + ([docs_dir] if docs_dir else []), known)
     records, rejects, works = plan.records, plan.rejects, plan.todo
     validating = start("validate")
     _validate_files(plan, key, now, docs_dir, engine)

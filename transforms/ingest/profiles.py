@@ -36,6 +36,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from transforms import schema
+from transforms.ingest.report_layout import ReportLayout
 
 VENDORS_DIR = Path(__file__).resolve().parents[2] / "data" / "vendors"
 
@@ -73,10 +74,14 @@ class LongLayout(BaseModel):
     code: str  # logical field holding the earnings or tax code
     hours: str  # logical field holding the hours (read only on codes that carry hours)
     amount: str  # logical field holding the amount (read on codes that carry wages or taxes)
-    hours_codes: list[str]  # codes whose hours count (REG, OT, HOL ...)
-    wage_codes: list[str]  # codes whose amount is gross wages (REG, OT, TIPS, BONUS ...)
-    tax_codes: list[str]  # codes whose amount is an employer payroll tax (FICA-ER, FUTA, SUI-ER ...)
+    hours_codes: list[str] = Field(default_factory=list)  # codes whose hours count (REG, OT, HOL ...)
+    wage_codes: list[str] = Field(default_factory=list)  # codes whose amount is gross wages (REG, OT, BONUS ...)
+    tax_codes: list[str] = Field(default_factory=list)  # codes whose amount is an employer payroll tax
     ignore_codes: list[str] = Field(default_factory=list)  # employee taxes, deductions, reimbursements
+    # an export whose lines carry the code's type (earnings, deduction, tax, employer tax): the
+    # logical field holding it and what each type counts as (then the code lists are not needed)
+    type: str | None = None
+    type_counts: dict[str, Literal["hours+wages", "wages", "taxes", "ignored"]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _check(self) -> LongLayout:
@@ -89,6 +94,12 @@ class LongLayout(BaseModel):
             raise ValueError(f"codes both wages and employer taxes: {sorted(both)}")
         if both := counted & set(self.ignore_codes):
             raise ValueError(f"codes both counted and ignored: {sorted(both)}")
+        if (self.type is None) == bool(self.type_counts):
+            raise ValueError("type and type_counts go together")
+        if self.type is None and not counted:
+            raise ValueError("a code table (hours_codes, wage_codes, tax_codes) or a type field is needed")
+        if any(k != k.strip().upper() or not k for k in self.type_counts):
+            raise ValueError("type_counts: types are written upper case, without surrounding spaces")
         return self
 
     def counts_as(self, code: str) -> str | None:
@@ -125,6 +136,11 @@ class PeriodFromPayDate(BaseModel):
         return self
 
 
+# canonical payroll columns a layout may lack: the submission (the file's folder or
+# payroll/files.csv), a block header line or the file name give them (spec section 1)
+FROM_CONTEXT = ("employer_id", "ssn", "period_start", "period_end", "pay_date")
+
+
 class Profile(BaseModel):
     """One vendor layout of a dataset (payroll for vendors; every dataset for ``canonical``)."""
 
@@ -152,11 +168,21 @@ class Profile(BaseModel):
     layout: Literal["wide", "long"] = "wide"
     long: LongLayout | None = None  # the code fields and table of a long layout
     period_from_pay_date: PeriodFromPayDate | None = None
+    report: ReportLayout | None = None  # a report: preamble, totals and block lines, file-name fields
+    # the product whose documented export this profile follows (``impcredit layouts``)
+    product: str = ""
+    # an export with no employee id: the id is the text of these fields, joined by ", " (the
+    # employee's name as the report prints it; the roster names the employee the same way)
+    employee_id_from: list[str] = Field(default_factory=list)
 
     @property
     def provided(self) -> set[str]:
         """Canonical columns this profile's layout provides without a field of their own."""
-        out: set[str] = set()
+        out: set[str] = {"employee_id"} if self.employee_id_from else set()
+        if self.report is not None:
+            out |= {f for b in self.report.blocks for f in b.fields}
+            if self.report.file_name is not None:
+                out |= set(re.compile(self.report.file_name.pattern).groupindex)
         if self.long is not None:
             out |= {"hours", "gross_wages", "employer_taxes"}
         if self.period_from_pay_date is not None:
@@ -170,7 +196,8 @@ class Profile(BaseModel):
             raise ValueError(f"profile {self.name}: layout long needs a 'long' section (and only it has one)")
         if self.dataset != "payroll" and (self.long is not None or self.period_from_pay_date is not None):
             raise ValueError(f"profile {self.name}: long layouts and derived periods are for payroll")
-        for owner, fields in (("long", [self.long.code, self.long.hours, self.long.amount] if self.long else []),
+        for owner, fields in (("long", [self.long.code, self.long.hours, self.long.amount,
+                                        *([self.long.type] if self.long and self.long.type else [])] if self.long else []),
                               ("period_from_pay_date", [self.period_from_pay_date.frequency] if self.period_from_pay_date else [])):
             for f in fields:
                 if f not in self.fields:
@@ -178,6 +205,8 @@ class Profile(BaseModel):
         if self.period_from_pay_date is not None and ("pay_date" not in self.fields or "pay_date" in self.optional):
             raise ValueError(f"profile {self.name}: period_from_pay_date needs a required pay_date field")
         for col in canon:
+            if col == "employee_id" and self.employee_id_from:
+                continue
             if col in self.provided:
                 if col in self.fields or col in self.derived:
                     raise ValueError(f"profile {self.name}: {col!r} comes from the layout, not from a field")
@@ -197,8 +226,11 @@ class Profile(BaseModel):
         for f in self.optional:
             if f not in self.fields:
                 raise ValueError(f"profile {self.name}: optional {f!r} is not a field")
-            if f in canon:
+            if f in canon and not (self.dataset == "payroll" and f in FROM_CONTEXT):
                 raise ValueError(f"profile {self.name}: a canonical column ({f}) cannot be optional")
+        for f in self.employee_id_from:
+            if f not in self.fields:
+                raise ValueError(f"profile {self.name}: employee_id_from uses unknown field {f!r}")
         for f, aliases in self.fields.items():
             if not aliases:
                 raise ValueError(f"profile {self.name}: field {f!r} has no header alias")
@@ -216,6 +248,13 @@ class Profile(BaseModel):
             if len(d) != 1:
                 raise ValueError(f"profile {self.name}: delimiter {d!r} is not one character")
         return self
+
+    @property
+    def shaped(self) -> bool:
+        """Whether the layout's lines are more than a header and rows (totals, blocks, notes,
+        fields in the file name): such a file is read line by line (``shape.shape_report``)."""
+        r = self.report
+        return r is not None and bool(r.totals or r.blocks or r.notes or r.file_name)
 
     @property
     def required_fields(self) -> list[str]:

@@ -30,6 +30,8 @@ class FileWork:
     file_problem: str | None = None
     problem_rule: str | None = None  # the rule of a whole-file reject (unknown_layout, wrong_types ...)
     padded_ssns: int = 0  # ssns of 7 or 8 digits padded with the leading zeros a spreadsheet dropped
+    context: object | None = None  # what the submission says of the file outside its rows (shape.FileContext)
+    shape_lines: int = 0  # a report's preamble, totals, block, repeated-header and note lines
     notes: list[str] = field(default_factory=list)
     passed: list[pl.DataFrame] = field(default_factory=list)  # staged rows that passed the suite
 
@@ -98,12 +100,23 @@ def quarantine_rows(work: FileWork, st: StagedTable, lines: list[int], rules: di
             msgs.setdefault(r["line"], []).append(r["message"])
             if r.get("column"):
                 cols.setdefault(r["line"], []).append(r["column"])
+    # a line that is not a row of the table (a report's totals line that disagrees): its record alone
+    for line in sorted(set(lines) - set(sel.get_column("__line").to_list())):
+        work.quarantine.append(dict(
+            source_sheet=st.sheet, source_line=line, employer_id=mask_employer(sole_employer(st), st.ssn_digits),
+            rules=";".join(sorted(set(rules.get(line) or work.rejected_lines.get((st.sheet, line), [])))),
+            messages=message or " | ".join(dict.fromkeys(msgs.get(line, []))), cells="{}",
+            columns=";".join(dict.fromkeys(cols.get(line, []))) or None))
     for row in sel.iter_rows(named=True):
         line = row["__line"]
         rl = sorted(set(rules.get(line) or work.rejected_lines.get((st.sheet, line), [])))
         got = known.get(line, {})
+        # an employer id that disagrees with the folder's or files.csv's is in doubt: the line holds
+        # the applications of every employer the file names (spec section 7)
+        disputed = "context_mismatch" in rl
         work.quarantine.append(dict(
-            source_sheet=st.sheet, source_line=line, employer_id=mask_employer(emp.get(line), st.ssn_digits),
+            source_sheet=st.sheet, source_line=line,
+            employer_id=None if disputed else mask_employer(emp.get(line), st.ssn_digits),
             rules=";".join(rl), messages=message or " | ".join(dict.fromkeys(msgs.get(line, []))),
             cells=cells_json(row), employee_id=_readable_id(got.get("employee_id"), st.ssn_digits),
             ssn_hash=got.get("ssn_hash"), application_id=_readable_id(got.get("application_id"), st.ssn_digits),

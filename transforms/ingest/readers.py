@@ -7,18 +7,16 @@ aside as ragged rows (rejected one by one, never dropped). Fully blank lines are
 ``read_delimited_fast`` gives the same table through Polars' CSV reader when the file is simple
 enough for that to be exact (every line one record; quotes only around whole cells).
 
-Workbooks (.xlsx) are read with openpyxl (values, not formulas); every sheet is a table whose
-line is the spreadsheet row number.
+Workbooks (.xlsx, .xls) are read with calamine (fastexcel): values, not formulas, from the cells
+they store; every sheet is a list of records whose line is the spreadsheet row number.
 """
 
 from __future__ import annotations
 
 import codecs
 import csv
-import datetime as dt
 import io
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import polars as pl
 
@@ -326,57 +324,51 @@ def _enclosed(cell: str) -> bool:
     return len(cell) >= 2 and cell[0] == '"' and cell[-1] == '"'
 
 
-def _cell_text(v: object) -> str | None:
-    if v is None:
-        return None
-    if isinstance(v, bool):
-        return "TRUE" if v else "FALSE"
-    if isinstance(v, dt.datetime):
-        return v.date().isoformat() if v.time() == dt.time(0) else v.isoformat(sep=" ")
-    if isinstance(v, dt.date):
-        return v.isoformat()
-    if isinstance(v, float):
-        return str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
-    return str(v)
-
-
-def read_xlsx(path: Path) -> list[RawTable]:
-    """Every sheet of a workbook that has a header row (blank sheets are skipped)."""
-    import openpyxl
-
+def delimited_records(text: str, delimiter: str, limit: int | None = None) -> list[tuple[int, list[str]]]:
+    """Every non-blank record of a delimited text with the physical line it starts on (the first
+    ``limit`` of them when given): a report's lines, before its header is known."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quotechar='"')
+    out: list[tuple[int, list[str]]] = []
+    prev = 0
     try:
-        wb = openpyxl.load_workbook(path, read_only=True, data_only=True)
-    except Exception as exc:  # zip/xml errors of a damaged or mislabelled file
-        raise FileUnreadable("unreadable", f"not a readable .xlsx workbook ({exc.__class__.__name__})") from None
-    tables: list[RawTable] = []
-    try:
-        for ws in wb.worksheets:
-            headers: list[str] | None = None
-            header_line = 0
-            rows: list[list[str | None]] = []
-            lines: list[int] = []
-            ragged: list[tuple[int, list[str]]] = []
-            for line, values in enumerate(ws.iter_rows(values_only=True), start=1):
-                cells = [_cell_text(v) for v in values]
-                if not any(c is not None and c.strip() for c in cells):
-                    continue
-                if headers is None:
-                    while cells and (cells[-1] is None or not cells[-1].strip()):
-                        cells.pop()
-                    headers = [(c or "").strip() for c in cells]
-                    header_line = line
-                    continue
-                n = len(headers)
-                if len(cells) < n:
-                    cells = cells + [None] * (n - len(cells))
-                if any(c is not None and c.strip() for c in cells[n:]):
-                    ragged.append((line, [c or "" for c in cells]))
-                    continue
-                rows.append(cells[:n])
-                lines.append(line)
-            if headers is None:
+        for rec in reader:
+            start = prev + 1
+            prev = reader.line_num
+            if rec and any(c.strip() for c in rec):
+                out.append((start, rec))
+                if limit is not None and len(out) >= limit:
+                    break
+    except csv.Error as exc:
+        raise FileUnreadable("unreadable", f"not a readable delimited file near line {prev + 1}: {exc}") from None
+    if out:
+        out[0][1][0] = out[0][1][0].lstrip("\ufeff")
+    return out
+
+
+def table_from_records(records: list[tuple[int, list[str | None]]], *, sheet: str | None = None,
+                       delimiter: str | None = None) -> RawTable:
+    """A table whose header is the first of ``records`` (line, cells) and whose rows are the
+    others: a record longer than the header (but for empty trailing cells) is ragged, a shorter
+    one is padded with empty cells in a workbook and ragged in a delimited file."""
+    (header_line, head), rest = records[0], records[1:]
+    head = list(head)
+    while head and (head[-1] is None or not str(head[-1]).strip()):
+        head.pop()
+    headers = [(c or "").strip() for c in head]
+    n = len(headers)
+    rows: list[list[str | None]] = []
+    lines: list[int] = []
+    ragged: list[tuple[int, list[str]]] = []
+    for line, cells in rest:
+        if len(cells) < n and delimiter is None:
+            cells = list(cells) + [None] * (n - len(cells))
+        if len(cells) != n:
+            if len(cells) > n and not any(c is not None and str(c).strip() for c in cells[n:]):
+                cells = cells[:n]
+            else:
+                ragged.append((line, [c or "" for c in cells]))
                 continue
-            tables.append(RawTable(headers, header_line, _table(headers, header_line, rows, lines), ragged, sheet=ws.title))
-    finally:
-        wb.close()
-    return tables
+        rows.append(list(cells))
+        lines.append(line)
+    return RawTable(headers, header_line, _table(headers, header_line, rows, lines), ragged, sheet=sheet,
+                    delimiter=delimiter)

@@ -33,6 +33,7 @@ from transforms.ingest.parsing import (
     received_at_expr,
     text_expr,
 )
+from transforms.ingest.row_checks import CellError, profile_errors, structural_errors
 from transforms.pii import (
     HashKey,
     hash_last4,
@@ -46,16 +47,6 @@ from transforms.pii import (
 
 class SubmissionError(ValueError):
     """The submission folder cannot be read (missing files or columns)."""
-
-
-@dataclass
-class CellError:
-    file: str
-    line: int | None
-    column: str | None
-    value: str | None
-    rule: str
-    message: str
 
 
 @dataclass
@@ -73,7 +64,6 @@ NULLABLE = {("certifications", "valid_to"), ("payroll", "check_id"), ("payroll",
             ("roster", "ssn_hash"), ("control_groups", "member_to"), ("estimate_requests", "period_start"),
             ("estimate_requests", "period_end"), ("payroll", "ssn_hash"), ("payroll", "ssn_last4_hash"),
             ("roster", "ssn_last4_hash")}
-MAX_CELL_CHARS = 10_000
 
 
 @dataclass
@@ -92,6 +82,7 @@ class StagedTable:
     ssn_digits: frozenset[str] = frozenset()  # in memory only: to mask ssn-like text in rejects
     ragged: list[tuple[int, list[str]]] = field(default_factory=list)  # (line, cells) of wrong width
     padded_ssns: int = 0  # ssns of 7 or 8 digits (a numeric cell dropped the leading zeros), padded
+    shape: object | None = None  # how a report's lines were read (``shape.Shape``): counts, totals checked
 
 
 @dataclass
@@ -139,6 +130,14 @@ class _Cells:
 
     def txt(self, col: str) -> pl.Expr:
         return text_expr(self.cell(col))
+
+    def employee_id(self) -> pl.Expr:
+        """The employee id: its cell, or the text of ``employee_id_from`` (the employee's name as
+        the export prints it) where the export has none."""
+        if "employee_id" in self.field_col or not self.profile.employee_id_from:
+            return self.txt("employee_id")
+        return text_expr(pl.concat_str([text_expr(self.cell(f)) for f in self.profile.employee_id_from],
+                                       separator=", ", ignore_nulls=True))
 
     def employer(self) -> pl.Expr:
         e = self.txt("employer_id")
@@ -198,7 +197,7 @@ def _payroll_exprs(c: _Cells) -> tuple[dict[str, pl.Expr], dict[str, pl.Expr], l
     the profile does not know."""
     profile, long, nf = c.profile, c.profile.long, c.profile.number
     exprs = {
-        "employer_id": c.employer(), "employee_id": c.txt("employee_id"),
+        "employer_id": c.employer(), "employee_id": c.employee_id(),
         "period_start": c.day("period_start"), "period_end": c.day("period_end"),
         "hours": c.num("hours") if long is None else None, "gross_wages": c.num("gross_wages") if long is None else None,
         "employer_taxes": c.num("employer_taxes") if long is None else None,
@@ -212,15 +211,24 @@ def _payroll_exprs(c: _Cells) -> tuple[dict[str, pl.Expr], dict[str, pl.Expr], l
     if long is not None:
         code = c.txt(long.code).str.to_uppercase()
         zero = pl.lit(0.0)
-        exprs["hours"] = pl.when(code.is_in(long.hours_codes)).then(number_expr(c.cell(long.hours), nf)).otherwise(zero)
         amount = number_expr(c.cell(long.amount), nf)
-        exprs["gross_wages"] = pl.when(code.is_in(long.wage_codes)).then(amount).otherwise(zero)
-        exprs["employer_taxes"] = pl.when(code.is_in(long.tax_codes)).then(amount).otherwise(zero)
-        known = [*long.hours_codes, *long.wage_codes, *long.tax_codes, *long.ignore_codes]
-        bad = c.table.frame.select("__line", code.alias("code")).filter(
-            pl.col("code").is_not_null() & ~pl.col("code").is_in(known))
+        if long.type is not None:  # what a line counts as comes from its type (earnings, employer tax ...)
+            kind = c.txt(long.type).str.to_uppercase()
+            counts = kind.replace_strict(dict(long.type_counts), default=None, return_dtype=pl.String)
+            exprs["hours"] = pl.when(counts == "hours+wages").then(number_expr(c.cell(long.hours), nf)).otherwise(zero)
+            exprs["gross_wages"] = pl.when(counts.is_in(["hours+wages", "wages"])).then(amount).otherwise(zero)
+            exprs["employer_taxes"] = pl.when(counts == "taxes").then(amount).otherwise(zero)
+            bad = c.table.frame.select("__line", kind.alias("code")).filter(
+                pl.col("code").is_null() | ~pl.col("code").is_in(list(long.type_counts)))
+        else:
+            exprs["hours"] = pl.when(code.is_in(long.hours_codes)).then(number_expr(c.cell(long.hours), nf)).otherwise(zero)
+            exprs["gross_wages"] = pl.when(code.is_in(long.wage_codes)).then(amount).otherwise(zero)
+            exprs["employer_taxes"] = pl.when(code.is_in(long.tax_codes)).then(amount).otherwise(zero)
+            known = [*long.hours_codes, *long.wage_codes, *long.tax_codes, *long.ignore_codes]
+            bad = c.table.frame.select("__line", code.alias("code")).filter(
+                pl.col("code").is_not_null() & ~pl.col("code").is_in(known))
+            counts = code.replace_strict({k: long.counts_as(k) for k in known}, default=None, return_dtype=pl.String)
         unknown_codes = list(bad.iter_rows())
-        counts = code.replace_strict({k: long.counts_as(k) for k in known}, default=None, return_dtype=pl.String)
         extras = {"__code": code, "__counts": counts, "__hours_cell": number_expr(c.cell(long.hours), nf),
                   "__amount": amount}
     unmatched = [f"c{pos}" for pos, h in enumerate(c.table.headers)
@@ -298,32 +306,6 @@ def _hash_ssns(typed: pl.DataFrame, key: HashKey) -> tuple[pl.DataFrame, frozens
     return hash_ssn_column(typed, key, mapping=ssns), ssn_digits, id_is_ssn
 
 
-def _profile_errors(c: _Cells, source_file: str, unknown_codes: list[tuple[int, str]],
-                    headers: dict[str, str]) -> list[CellError]:
-    """Row rejects of a profile's own tables: a code its code table lacks, a pay frequency it
-    cannot derive a period from (their headers are added to ``headers``)."""
-    profile, long = c.profile, c.profile.long
-    errors: list[CellError] = []
-    if unknown_codes:
-        headers["code"] = c.header(long.code)
-        known = ", ".join(dict.fromkeys([*long.hours_codes, *long.wage_codes, *long.tax_codes, *long.ignore_codes]))
-        errors += [CellError(source_file, line, "code", code, "unknown_code",
-                             f"code: {code!r} is not in the code table of profile '{profile.name}' ({known}); "
-                             "the line is not counted until the profile lists it")
-                   for line, code in unknown_codes]
-    if profile.period_from_pay_date is not None:
-        rule = profile.period_from_pay_date
-        freq = c.txt(rule.frequency).str.to_uppercase()
-        bad = c.table.frame.select("__line", freq.alias("f")).filter(
-            pl.col("f").is_null() | ~pl.col("f").is_in(list(rule.frequencies)))
-        headers["pay_frequency"] = c.header(rule.frequency)
-        errors += [CellError(source_file, line, "pay_frequency", value, "unknown_frequency",
-                             f"pay_frequency: {value!r} is not a pay frequency of profile '{profile.name}' "
-                             f"({', '.join(rule.frequencies)}); the period cannot be derived")
-                   for line, value in bad.iter_rows()]
-    return errors
-
-
 def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> StagedTable:
     """Rename and cast one table read by ``readers`` under the profile ``match`` (profiles.Match)."""
     c = _Cells(table, match)
@@ -357,39 +339,6 @@ def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> S
     target = schema.STAGED[dataset]
     staged = typed.select("__line", *[pl.col(k).cast(dt) for k, dt in target.items()], *extras)
     structural = structural_errors(table, source_file, raw, id_is_ssn)
-    structural += _profile_errors(c, source_file, unknown_codes, headers)
+    structural += profile_errors(c, source_file, unknown_codes, headers)
     return StagedTable(dataset, c.profile.name, source_file, table.sheet, staged, text, headers, raw, structural,
                        ssn_digits, list(table.ragged), padded)
-
-
-ID_IS_SSN = {
-    "employee_id": "employee_id is the employee's ssn: use the employer's own employee number",
-    "employer_id": "employer_id is the employee's ssn (a shifted column?): the employer's 9-digit federal employer id belongs there",
-}
-
-
-def structural_errors(table, source_file: str, raw: pl.DataFrame, id_is_ssn: list[tuple[int, str]]) -> list[CellError]:
-    """Row rejects that precede validation: wrong field count, oversized cell, an id that is the
-    row's own ssn (``employee_id_is_ssn``, ``employer_id_is_ssn``: it would reach the lake)."""
-    errors: list[CellError] = []
-    where = source_file
-    for line, col in sorted(id_is_ssn):
-        errors.append(CellError(where, line, col, None, f"{col}_is_ssn", ID_IS_SSN[col]))
-    for line, cells in table.ragged:
-        errors.append(CellError(where, line, None, None, "field_count",
-                                f"{len(cells)} fields where the header has {len(table.headers)}"))
-    cols = [c for c in raw.columns if c != "__line"]
-    if cols:
-        # a cell of at most MAX_CELL_CHARS bytes has at most that many characters: count
-        # characters only on the rows with a long cell (len_bytes is O(1) per cell)
-        long_rows = raw.filter(pl.any_horizontal([pl.col(c).str.len_bytes() > MAX_CELL_CHARS for c in cols]))
-        too_long = long_rows.select(
-            "__line", *[(pl.col(c).str.len_chars() > MAX_CELL_CHARS).fill_null(False).alias(c) for c in cols]
-        )
-        mask = too_long.select(pl.any_horizontal(cols)).to_series()
-        for row in too_long.filter(mask).iter_rows(named=True):
-            for c in cols:
-                if row[c]:
-                    errors.append(CellError(where, row["__line"], c, None, "cell_too_long",
-                                            f"{c}: cell longer than {MAX_CELL_CHARS:,} characters"))
-    return errors

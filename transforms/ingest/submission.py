@@ -21,7 +21,10 @@ from pathlib import Path
 
 from transforms import schema
 
-DATA_EXT = {".csv", ".txt", ".xlsx"}
+DATA_EXT = {".csv", ".txt", ".xlsx", ".xlsm", ".xls"}
+WORKBOOK_EXT = (".xlsx", ".xlsm", ".xls")
+# what the submission says of its payroll files outside their rows (spec section 1): not payroll
+PAYROLL_MANIFEST = "payroll/files.csv"
 SNIFF_BYTES = 65536
 REQUIRED = {
     "payroll": "payroll/ (at least one payroll file)",
@@ -52,6 +55,8 @@ class Entry:
 def dataset_of(rel: Path) -> str | None:
     """The dataset a path of the layout belongs to (spec section 1), or None."""
     parts, suffix = rel.parts, rel.suffix.lower()
+    if rel.as_posix() == PAYROLL_MANIFEST:
+        return None
     if parts[0] == "payroll" and len(parts) > 1:
         return "payroll" if suffix in DATA_EXT else None
     if len(parts) == 1 and rel.stem in schema.SUBMITTED_COLUMNS and suffix == ".csv":
@@ -111,7 +116,7 @@ def sniff(head: bytes, ext: str) -> tuple[str, str] | None:
     """(rule, message) when the first bytes of a file show it is not text a reader can take:
     compressed or archived, binary, or UTF-16 without a byte-order mark. None for text (and for
     an ``.xlsx`` workbook, which is a zip archive by nature)."""
-    if ext == ".xlsx":
+    if ext in WORKBOOK_EXT:
         return None
     if head.startswith(b"\x1f\x8b"):
         return "compressed_file", "a gzip-compressed file, not text: send it uncompressed"
@@ -144,7 +149,7 @@ def file_problem(entry: Entry) -> tuple[str, str] | None:
     problem = sniff(head, ext)
     if problem is not None:
         return problem
-    if ext != ".xlsx" and (not head or not head.strip()):
+    if ext not in WORKBOOK_EXT and (not head or not head.strip()):
         return "empty_file", "is empty (no header line)"
     return None
 

@@ -13,7 +13,10 @@ import polars as pl
 from transforms import schema
 from transforms.ingest import profiles as pf
 from transforms.ingest import readers as rd
+from transforms.ingest import shape as sh
 from transforms.ingest import submission as sub
+from transforms.ingest import workbooks as wbk
+from transforms.ingest.shape import FileContext
 from transforms.ingest.staging import (
     NULLABLE,
     CellError,
@@ -60,40 +63,32 @@ def _no_match_message(dataset: str, headers: list[str], near: pf.Match | None, h
     return "; ".join(parts) + (f". {hint}" if hint else "")
 
 
-def read_tables(dataset: str, path: Path, rel: str, key: HashKey) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
-    """(staged tables, whole-file problem, sheets that matched nothing, notes)."""
+def read_tables(dataset: str, path: Path, rel: str, key: HashKey, context: FileContext | None = None
+                ) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
+    """(staged tables, whole-file problem, sheets that matched nothing, notes). ``context``: what
+    the submission says of the file outside its rows (``shape.contexts``)."""
     notes: list[str] = []
     ext = path.suffix.lower()
-    if ext == ".xlsx":
-        try:
-            tables = rd.read_xlsx(path)
-        except rd.FileUnreadable as exc:
-            return [], Problem(exc.rule, exc.message), [], notes
-        if not tables:
-            return [], Problem("empty_file", "the workbook has no sheet with a header row"), [], notes
-        staged, bad = [], []
-        cands = pf.profiles_for(dataset, "xlsx")
-        for t in tables:
-            m, near = pf.best_match(cands, t.headers)
-            if m is None:
-                bad.append(Sheet(t.sheet, Problem("unknown_layout", f"sheet '{t.sheet}': " + _no_match_message(dataset, t.headers, near), t)))
-                continue
-            if m.unmatched:
-                notes.append(f"sheet '{t.sheet}': ignored column(s) {', '.join(m.unmatched)}")
-            staged.append(stage_table(dataset, m, t, key, rel))
-        return staged, None, bad, notes
-
+    if ext in wbk.WORKBOOK_EXT:
+        return _read_workbook(dataset, path, rel, key, context, notes)
     data = path.read_bytes()
     kind = sub.sniff(data[:sub.SNIFF_BYTES], ext)
     if kind is not None:  # compressed, binary, UTF-16 without a BOM: said, never echoed
         return [], Problem(*kind), [], notes
     if not data or data.isspace():
         return [], Problem("empty_file", "the file is empty"), [], notes
-    cands = [p for p in pf.profiles_for(dataset, "csv") if ext in p.extensions]
+    cands = _candidates(dataset, "csv", context, ext)
     if not cands:
         return [], Problem("unknown_layout", f"no {dataset} layout is a {ext} file"), [], notes
     best, nearest = _best_layout(cands, data)
-    if best is None:
+    if best is not None and best[0].profile.shaped:  # a report with its header first: read line by line
+        best = None
+    if best is None:  # a report: its header below a title, an address, a date range
+        report = _find_report(cands, data)
+        if report is not None:
+            records, found, enc, delim = report
+            notes += [f"read as {enc}"] if enc not in ("utf-8", "utf-8-sig") else []
+            return _stage_records(dataset, records, found, rel, key, context, notes, delimiter=delim)
         return [], _unknown_layout(dataset, cands, data, nearest), [], notes
     m, delim = best
     fast = rd.read_delimited_fast(data, delim, list(m.profile.encodings))
@@ -109,7 +104,107 @@ def read_tables(dataset: str, path: Path, rel: str, key: HashKey) -> tuple[list[
     if not m.ok:
         return [], Problem("unknown_layout", _no_match_message(dataset, table.headers, m)), [], notes
     notes += _table_notes(table, enc, m)
-    return [stage_table(dataset, m, table, key, rel)], None, [], notes
+    return _finish_table(dataset, table, m, rel, key, context, notes, sh.Shape())
+
+
+def _candidates(dataset: str, fmt: str, context: FileContext | None, ext: str | None = None) -> list[pf.Profile]:
+    """The layouts a file may be: of its format (and extension), or the one files.csv names."""
+    cands = [p for p in pf.profiles_for(dataset, fmt) if ext is None or ext in p.extensions]
+    if context is not None and context.layout:
+        cands = [p for p in cands if p.name == context.layout]
+    return cands
+
+
+def _find_report(cands: list[pf.Profile], data: bytes):
+    """(records, (header index, match), encoding, delimiter) of the first report layout whose
+    header is found among the file's first lines; None when none is."""
+    for p in cands:
+        if p.report is None:
+            continue
+        for d in p.delimiters:
+            try:
+                text, enc = rd.decode(data, p.encodings)
+                head = rd.delimited_records(text, d, limit=p.report.header_within + 1)
+            except rd.FileUnreadable:
+                continue
+            found = sh.find_header(head, p)
+            if found is not None:
+                return rd.delimited_records(text, d), found, enc, d
+    return None
+
+
+def _read_workbook(dataset: str, path: Path, rel: str, key: HashKey, context: FileContext | None,
+                   notes: list[str]) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
+    """Every sheet of a workbook that has a layout, its report shape found as in a text file; a
+    hidden sheet is named in the notes (and not read when it matches no layout)."""
+    try:
+        sheets = wbk.read_workbook(path)
+    except rd.FileUnreadable as exc:
+        return [], Problem(exc.rule, exc.message), [], notes
+    if not any(s.records for s in sheets):
+        return [], Problem("empty_file", "the workbook has no sheet with a header row"), [], notes
+    cands = _candidates(dataset, "xlsx", context)
+    staged, bad = [], []
+    for sheet in sheets:
+        if not sheet.records:
+            continue
+        found, near = _sheet_layout(cands, sheet.records)
+        if found is None:
+            if not sheet.visible:
+                notes.append(f"hidden sheet '{sheet.name}' not read: it matches no layout")
+                continue
+            table = rd.table_from_records(sheet.records, sheet=sheet.name)
+            bad.append(Sheet(sheet.name, Problem("unknown_layout", f"sheet '{sheet.name}': "
+                                                 + _no_match_message(dataset, table.headers, near), table)))
+            continue
+        if not sheet.visible:
+            notes.append(f"sheet '{sheet.name}' is hidden (read like the others)")
+        got, problem, _, _ = _stage_records(dataset, sheet.records, found, rel, key, context, notes, sheet=sheet.name)
+        if problem is not None:
+            return [], problem, [], notes
+        staged += got
+    return staged, None, bad, notes
+
+
+def _sheet_layout(cands: list[pf.Profile], records) -> tuple[tuple[int, pf.Match] | None, pf.Match | None]:
+    """((header index, match) of the sheet's layout, or None; the nearest layout)."""
+    m, near = pf.best_match(cands, [(c or "").strip() for c in records[0][1]])
+    if m is not None:
+        return (0, m), None
+    for p in cands:
+        if p.report is not None and (found := sh.find_header(records, p)) is not None:
+            return found, None
+    return None, near
+
+
+def _stage_records(dataset: str, records, found: tuple[int, pf.Match], rel: str, key: HashKey,
+                   context: FileContext | None, notes: list[str], *, sheet: str | None = None,
+                   delimiter: str | None = None) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
+    """The table of a file's records from its header (a report shaped by ``shape.shape_report``)."""
+    index, m = found
+    if m.profile.report is not None:
+        (table, m), shape = sh.shape_report(records, index, m, rel, sheet=sheet, delimiter=delimiter)
+    else:
+        table = rd.table_from_records(records[index:], sheet=sheet, delimiter=delimiter)
+        shape = sh.Shape(preamble=[" ".join(c.strip() for c in cells if c and c.strip()) for _, cells in records[:index]])
+    if m.unmatched:
+        notes.append((f"sheet '{sheet}': " if sheet else "") + f"ignored column(s) {', '.join(m.unmatched)}")
+    return _finish_table(dataset, table, m, rel, key, context, notes, shape)
+
+
+def _finish_table(dataset: str, table: rd.RawTable, m: pf.Match, rel: str, key: HashKey, context: FileContext | None,
+                  notes: list[str], shape: sh.Shape) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
+    """The submission's context on every row, the shape's lines said, the table staged."""
+    where = f"{rel}[{table.sheet}]" if table.sheet else rel
+    table, m, mismatch = sh.apply_context(table, m, context, where)
+    if (no_employer := sh.unread_employer(m, where)) is not None:
+        return [], Problem(no_employer.rule, no_employer.message), [], notes
+    if shape.words():
+        notes.append((f"sheet '{table.sheet}': " if table.sheet else "") + shape.words())
+    st = stage_table(dataset, m, table, key, rel)
+    st.structural += shape.errors + mismatch
+    st.shape = shape
+    return [st], None, [], notes
 
 
 def _best_layout(cands: list, data: bytes) -> tuple[tuple[pf.Match, str] | None, pf.Match | None]:
@@ -168,7 +263,7 @@ def read_simple(dataset: str, path: Path, piece: Piece | None = None) -> tuple[r
     ``read_tables`` decides.
     ``piece``: only those rows of the file (its header line, then the piece's lines)."""
     ext = path.suffix.lower()
-    data = b"" if ext == ".xlsx" else path.read_bytes() if piece is None else piece.read(path)
+    data = b"" if ext in wbk.WORKBOOK_EXT else path.read_bytes() if piece is None else piece.read(path)
     got = _read_simple(dataset, [(ext, data)])[0]
     if got is not None and piece is not None and piece.first_line != 2:
         got[0].frame = got[0].frame.with_columns(pl.col("__line") + (piece.first_line - 2))
@@ -178,7 +273,8 @@ def read_simple(dataset: str, path: Path, piece: Piece | None = None) -> tuple[r
 def read_simple_many(dataset: str, paths: list[Path]) -> list[tuple[rd.RawTable, pf.Match, list[str]] | None]:
     """``[read_simple(dataset, p) for p in paths]``, with one call of Polars' reader per layout
     (``readers.read_delimited_fast_many``) and the layout found once per header line."""
-    return _read_simple(dataset, [(p.suffix.lower(), b"" if p.suffix.lower() == ".xlsx" else p.read_bytes()) for p in paths])
+    return _read_simple(dataset, [(p.suffix.lower(), b"" if p.suffix.lower() in wbk.WORKBOOK_EXT else p.read_bytes())
+                                  for p in paths])
 
 
 def _read_simple(dataset: str, files: list[tuple[str, bytes]]) -> list[tuple[rd.RawTable, pf.Match, list[str]] | None]:
@@ -187,8 +283,8 @@ def _read_simple(dataset: str, files: list[tuple[str, bytes]]) -> list[tuple[rd.
     groups: dict[tuple[str, tuple[str, ...]], list[tuple[int, bytes, pf.Match]]] = {}
     layouts: dict[tuple[str, bytes], tuple[pf.Match, str] | None] = {}
     for i, (ext, data) in enumerate(files):
-        cands = [p for p in pf.profiles_for(dataset, "csv") if ext in p.extensions]
-        if ext == ".xlsx" or not cands or not data or data.isspace():
+        cands = [p for p in pf.profiles_for(dataset, "csv") if ext in p.extensions and not p.shaped]
+        if ext in wbk.WORKBOOK_EXT or not cands or not data or data.isspace():
             continue
         line = data.split(b"\n", 1)[0]
         key = (ext, line) if _first_record(line, cands) else None
@@ -285,8 +381,8 @@ def stage_submission(input_dir: Path, key: HashKey) -> Staged:
         tables, problem, bad_sheets, _ = read_tables(dataset, path, rel, key)
         if problem is not None:
             raise SubmissionError(f"{path}: {problem.message}")
-        for sh in bad_sheets:
-            errors.append(CellError(rel, None, None, None, sh.problem.rule, sh.problem.message))
+        for bad in bad_sheets:
+            errors.append(CellError(rel, None, None, None, bad.problem.rule, bad.problem.message))
         for st in tables:
             errors.extend(st.structural)
             bad_lines = {e.line for e in st.structural}

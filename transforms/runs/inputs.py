@@ -33,7 +33,8 @@ class SubmissionIncomplete(RunError):
 # whole-file rejects of a dataset file that stop a run before it decides: its rows are unknown,
 # so deciding would turn a fault of the file into a final decision
 STOPPING_RULES = frozenset({"unknown_layout", "wrong_types", "encoding", "unreadable", "empty_file", "compressed_file",
-                            "binary_file", "utf16_without_bom", "symbolic_link", "not_a_file"})
+                            "binary_file", "utf16_without_bom", "symbolic_link", "not_a_file", "no_employer_id",
+                            "manifest_error"})
 
 
 def check_complete(input_dir: Path, workdir: Path | None = None) -> None:

@@ -17,9 +17,14 @@ from pathlib import Path
 import polars as pl
 
 from transforms.schema import SUBMITTED_COLUMNS
+from transforms.synthetic import reports as rp
 
-LAYOUTS = ("canonical", "adp_register", "gusto_export", "peo_export", "spreadsheet_xlsx", "register_lines",
-           "journal_lines")
+LAYOUTS = ("canonical", "adp_wfn_payroll_history", "gusto_payroll_journal", "paycom_prior_payroll", "peo_export",
+           "spreadsheet_xlsx", "register_lines", "journal_lines")
+# payroll products' reports, one employer each, in a folder named by its FEIN (the report has none)
+REPORT_LAYOUTS = ("adp_wfn_payroll_history", "gusto_payroll_journal", "paycom_prior_payroll")
+# layouts without the ssn: the roster gives it (spec section 1)
+NO_SSN_LAYOUTS = ("gusto_payroll_journal", "paycom_prior_payroll")
 LONG_LAYOUTS = ("register_lines", "journal_lines")
 
 # employer tax codes of the line-per-code layouts and their shares of a row's employer taxes (the
@@ -179,15 +184,7 @@ def write_layout(layout: str, rows: list[dict], path: Path) -> Path:
         digits = r["ssn"].replace("-", "")
         dashed = f"{digits[:3]}-{digits[3:5]}-{digits[5:]}" if len(digits) == 9 else r["ssn"]
         ein = r["employer_id"]
-        if layout == "adp_register":
-            out.append([ein[:2] + "-" + ein[2:], "A" + ein[-3:], r["employee_id"], dashed,
-                        s.strftime("%m/%d/%Y"), e.strftime("%m/%d/%Y"), (e.strftime("%m/%d/%Y")),
-                        _dec(reg_h), _dec(ot_h), _money_adp(reg_p), _money_adp(ot_p),
-                        _money_adp(_cents(r["employer_taxes"]))])
-        elif layout == "gusto_export":
-            out.append([ein, r["employee_id"], digits, s.strftime("%b %d, %Y"), e.strftime("%b %d, %Y"),
-                        _dec(reg_h), _dec(ot_h), _dec(reg_p + ot_p), _dec(_cents(r["employer_taxes"])), "Direct deposit"])
-        elif layout == "peo_export":
+        if layout == "peo_export":
             out.append(["C" + ein[-4:], ein, r["employee_id"], digits, s.strftime("%Y%m%d"), e.strftime("%Y%m%d"),
                         _dec(reg_h), _dec(ot_h), _dec(reg_p), _dec(ot_p), _dec(_cents(r["employer_taxes"])), "NJ"])
         elif layout == "spreadsheet_xlsx":
@@ -195,16 +192,7 @@ def write_layout(layout: str, rows: list[dict], path: Path) -> Path:
                         _cents(r["gross_wages"]) / 100, _cents(r["employer_taxes"]) / 100])
         else:
             raise KeyError(f"unknown layout {layout!r}; known: {', '.join(LAYOUTS)}")
-    if layout == "adp_register":
-        p = path.with_suffix(".csv")
-        _write_csv(p, ["Co FEIN", "Company Code", "File #", "Tax ID (SSN)", "Period Beginning Date",
-                       "Period Ending Date", "Pay Date", "Regular Hours", "O/T Hours", "Regular Earnings",
-                       "O/T Earnings", "Total Employer Taxes"], out, encoding="cp1252")
-    elif layout == "gusto_export":
-        p = path.with_suffix(".csv")
-        _write_csv(p, ["Company EIN", "Employee ID", "SSN", "Pay Period Start", "Pay Period End", "Regular Hours",
-                       "Overtime Hours", "Gross Earnings", "Employer Taxes", "Payment Method"], out, bom=True)
-    elif layout == "peo_export":
+    if layout == "peo_export":
         p = path.with_suffix(".txt")
         _write_csv(p, ["CLIENT_ID", "CLIENT_FEIN", "WSE_ID", "WSE_SSN", "PER_BEG_DT", "PER_END_DT", "REG_HRS",
                        "OT_HRS", "REG_WAGES", "OT_WAGES", "ER_TAX_TOTAL", "WORKSITE_ST"], out, delimiter="|")
@@ -250,7 +238,9 @@ def write_vendor_mix(canonical_dir: Path, out_dir: Path, *, seed: int) -> None:
 
     Employers are dealt over the layouts in a seeded order (every layout gets employers when
     there are at least as many employers as layouts); one file per layout,
-    ``payroll/<layout>.<ext>``. The other datasets are copied unchanged.
+    ``payroll/<layout>.<ext>``, but a payroll product's reports (ADP, Paycom, Gusto), written per
+    employer in a folder named by its FEIN (``payroll/<FEIN>/``). The other datasets are copied
+    unchanged, the roster with each claimed employee's ssn when a layout has none.
     """
     src, out = Path(canonical_dir), Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -279,7 +269,40 @@ def write_vendor_mix(canonical_dir: Path, out_dir: Path, *, seed: int) -> None:
         if assign[emp] == "journal_lines" and not ok:
             assign[emp] = "register_lines"
     frame = frame.with_columns(pl.col("employer_id").replace_strict(assign).alias("__layout"))
+    names = dict(pl.read_csv(src / "applications.csv", infer_schema=False).select("employer_id", "employer_name")
+                 .unique("employer_id", keep="first").iter_rows()) if (src / "applications.csv").exists() else {}
     for layout in LAYOUTS:
         part = frame.filter(pl.col("__layout") == layout).drop("__layout")
-        if part.height:
+        if not part.height:
+            continue
+        if layout in REPORT_LAYOUTS:
+            for (emp,), rows in part.group_by(["employer_id"], maintain_order=True):
+                write_report(layout, _rows(rows), out / "payroll" / emp, company=names.get(emp, f"Employer {emp}"))
+        else:
             write_layout(layout, _rows(part), out / "payroll" / layout)
+    if any(a in NO_SSN_LAYOUTS for a in assign.values()):
+        _roster_with_ssns(src, out, frame)
+
+
+def write_report(layout: str, rows: list[dict], folder: Path, *, company: str) -> list[Path]:
+    """One employer's rows as a payroll product's report, in the folder named by its FEIN."""
+    if layout == "adp_wfn_payroll_history":
+        return [rp.write_adp_history(rows, folder / "payroll_history.xlsx", company=company, code="A" + folder.name[-3:])]
+    if layout == "paycom_prior_payroll":
+        return rp.write_paycom(rows, folder, company=company)
+    return [rp.write_gusto_journal(rows, folder / "payroll_journal.csv", company=company,
+                                   address=("100 Broad Street", "Newark, NJ 07102"))]
+
+
+def _roster_with_ssns(src: Path, out: Path, payroll: pl.DataFrame) -> None:
+    """The roster with each claimed employee's ssn (exports without one take the roster's)."""
+    roster = pl.read_csv(src / "roster.csv", infer_schema=False)
+    apps = pl.read_csv(src / "applications.csv", infer_schema=False).select("application_id", "employer_id")
+    emp_col = pl.col("employer_id") if "employer_id" in roster.columns else pl.lit(None, dtype=pl.String)
+    keyed = roster.with_row_index("__i").join(apps.rename({"employer_id": "__app_employer"}), on="application_id",
+                                              how="left").with_columns(
+        pl.coalesce(emp_col, "__app_employer").alias("__employer"))
+    ssns = payroll.select(pl.col("employer_id").alias("__employer"), "employee_id", "ssn").unique(
+        ["__employer", "employee_id"], keep="first")
+    with_ssn = keyed.join(ssns, on=["__employer", "employee_id"], how="left").sort("__i")
+    with_ssn.select(*roster.columns, "ssn").write_csv(out / "roster.csv")
