@@ -98,7 +98,7 @@ GOOD = {
 # text is data (spec section 1): formula-like starts and a tab are valid; C0 controls other
 # than tab and bidirectional controls are not printable; ids are at most 64 characters
 FORMULAS = ["=SUM(A1)", "+1", "@x", "\tx", "-x"]
-UNPRINTABLE = ["a\rb", "\x00x", "x\x1f", "a\nb", "x\u202e", "\u2066x"]
+UNPRINTABLE = ["a\rb", "\x00x", "x\x1f", "a\nb", "x\u202e", "\u2066x", "x\ufffe", "\uffffx"]
 EMPLOYER_IDS = {"none": None, "8digits": "12345678", "10digits": "1234567890", "letters": "12345678X",
                 "empty": "", "space": " 123456789", "newline": "123456789\n", "arabic": "١٢٣٤٥٦٧٨٩"}
 
@@ -151,6 +151,13 @@ def cases(dataset: str) -> list[tuple[str, dict, str | None]]:
         add("reversal", hours=-80.0, gross_wages=-1600.0, employer_taxes=-120.0)
         add("reversal_rate_above_500", hours=-1.0, gross_wages=-600.0)
         add("hours_only", gross_wages=0.0)
+        add("wages_1e308", gross_wages=1e308)  # beyond any real payroll: a reject of the row, never a crash
+        add("wages_100m", gross_wages=100_000_000.0, hours=160.0)
+        add("taxes_over_100m", employer_taxes=-100_000_000.01)
+        add("hours_over_100k", hours=100_000.5)
+        add("wages_3_decimals", gross_wages=1600.005)
+        add("taxes_float_noise", employer_taxes=0.1 + 0.2)  # a spreadsheet cell's float noise: whole cents
+        add("taxes_3_decimals", employer_taxes=120.125)
         add("wages_only", hours=0.0, gross_wages=600.0)
     elif dataset == "applications":
         add("tax_type_lower", tax_type="cbt")
@@ -258,7 +265,13 @@ def test_every_expectation_broken(dataset):
         assert ("hours_negative", "hours") not in got and ("wages_negative", "gross_wages") not in got
         assert got[("period_order", "period_end")].lines == [line["end_before_start"]]
         assert got[("period_too_long", "period_end")].lines == [line["days_32"]]
-        assert got[("hours_per_day", "hours")].lines == [line["hours_inf"], line["per_day_over_24"]]
+        assert got[("hours_per_day", "hours")].lines == [line["hours_inf"], line["per_day_over_24"], line["hours_over_100k"]]
+        # beyond any real payroll, or a third decimal of a cent: a reject of the row (spec, preamble)
+        assert got[("amount_range", "gross_wages")].lines == [line["gross_wages_inf"], line["wages_1e308"]]
+        assert got[("amount_range", "employer_taxes")].lines == [line["employer_taxes_inf"], line["taxes_over_100m"]]
+        assert got[("hours_range", "hours")].lines == [line["hours_inf"], line["hours_over_100k"]]
+        assert got[("amount_decimals", "gross_wages")].lines == [line["wages_3_decimals"]]
+        assert got[("amount_decimals", "employer_taxes")].lines == [line["taxes_3_decimals"]]
         for c in ("employee_id", "check_id"):
             assert got[("unprintable_character", c)].lines == [line[f"{c}_unprintable{j}"] for j in range(len(UNPRINTABLE))]
             assert got[("id_too_long", c)].lines == [line[f"{c}_65"]]

@@ -15,6 +15,18 @@ import polars as pl
 from transforms import failpoints
 
 _FORMULA_START = r"^[=+\-@\t\r]"
+# characters XML 1.0 does not allow (C0 controls but tab, LF and CR; U+FFFE, U+FFFF; lone
+# surrogates): each written as U+FFFD, so that every XML an output holds (awards.xlsx, the
+# charts) parses, whatever text reaches it (input rejects them first: spec section 1)
+XML_INVALID = "[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]"
+XML_INVALID_POLARS = r"[\x00-\x08\x0B\x0C\x0E-\x1F\x{FFFE}\x{FFFF}]"
+
+
+def xml_safe(text: str) -> str:
+    """``text`` with what XML 1.0 cannot carry replaced by U+FFFD."""
+    import re
+
+    return re.sub(XML_INVALID, "\ufffd", text)
 
 
 def neutralise(frame: pl.DataFrame) -> pl.DataFrame:

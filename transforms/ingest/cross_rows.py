@@ -111,6 +111,9 @@ def _payroll_duplicates(rows: pl.DataFrame, values: list[str]) -> pl.DataFrame:
 
 # --- line-per-code exports -----------------------------------------------------------------------
 
+# a canonical row is a copy of one an earlier run stored when all of these are equal (spec section 1)
+RESENT_KEY = ["employer_id", "employee_id", "ssn_hash", "ssn_last4_hash", "period_start", "period_end", "hours",
+              "gross_wages", "employer_taxes", "check_id", "pay_date", "line_count"]
 CHECK_KEY = ["employer_id", "employee_id", "ssn_hash", "ssn_last4_hash", "period_start", "period_end", "check_id", "pay_date"]
 
 

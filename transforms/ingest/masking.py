@@ -42,7 +42,7 @@ def mask_employer(value: str | None, ssn_digits: frozenset[str]) -> str | None:
 
 
 # what cannot be printed (C0 controls but tab, DEL, bidirectional controls) is shown escaped
-_UNPRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
+_UNPRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f\u202a-\u202e\u2066-\u2069\ufffe\uffff]")
 
 
 def printable(v: str) -> str:

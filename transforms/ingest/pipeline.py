@@ -121,14 +121,41 @@ def _payroll_sums(rows: pl.DataFrame, code_lines: pl.DataFrame, workdir: Path) -
     earlier = scan_lake(workdir, "payroll", employer_ids=cand.get_column("employer_id").unique().to_list()).join(
         cand.lazy(), on=["employer_id", "employee_id"], how="semi").collect()
     xn = pl.concat([xrows.negative_nets(rows, earlier), xrows.implausible_rates(rows, earlier)])
+    return _to_code_lines(xn, code_lines)
+
+
+def _to_code_lines(xn: pl.DataFrame, code_lines: pl.DataFrame) -> pl.DataFrame:
+    """Rejects of canonical rows as rejects of submitted lines: a row summed from the code lines
+    of a line-per-code export stands for them, the reject goes to each of them."""
     if xn.height == 0 or code_lines.height == 0:
         return xn
-    # a summed row stands for its code lines: the reject goes to each of them
     row_order = (pl.col("__order") // ORDER_BASE) * ORDER_BASE + pl.col("row_line")
     lines = code_lines.select(row_order.alias("__row"), "__order")
     expanded = xn.join(lines, left_on="__order", right_on="__row", how="left", suffix="_line").select(
         pl.coalesce("__order_line", "__order").alias("__order"), "rule", "column", "message")
     return expanded.cast(xrows.CROSS_SCHEMA)
+
+
+def _resent(rows: pl.DataFrame, code_lines: pl.DataFrame, workdir: Path) -> pl.DataFrame:
+    """``duplicate_row`` rejects of the rows that exactly copy a row the lake already holds from
+    another file (spec section 1: a file sent twice, in whatever run the copy arrives): every
+    value equal, the check id, pay date and the fields from outside the rows included."""
+    from transforms.ingest.lake import scan_lake
+
+    if rows.height == 0:
+        return pl.DataFrame(schema=xrows.CROSS_SCHEMA)
+    key = xrows.RESENT_KEY
+    earlier = scan_lake(workdir, "payroll", employer_ids=rows.get_column("employer_id").unique().to_list()).select(
+        *key, "source_file", "source_line").collect()
+    if earlier.height == 0:
+        return pl.DataFrame(schema=xrows.CROSS_SCHEMA)
+    first = earlier.unique(key, keep="first", maintain_order=True)
+    hits = rows.select("__order", *key).with_columns(pl.col(c).cast(first.schema[c]) for c in key).join(
+        first, on=key, how="inner", nulls_equal=True)
+    xn = hits.select(
+        "__order", pl.lit("duplicate_row").alias("rule"), pl.lit(None, dtype=pl.String).alias("column"),
+        pl.format("exact duplicate of line {} of {} (sent in an earlier run)", "source_line", "source_file").alias("message"))
+    return _to_code_lines(xn.cast(xrows.CROSS_SCHEMA), code_lines)
 
 
 def _in_pieces(work: FileWork, path: Path, size: int, key: HashKey, now: datetime) -> list[FileWork]:
@@ -194,6 +221,12 @@ def _accept(works: list[FileWork], paths: dict[int, Path], lake: Path, known: di
         if dataset == "payroll":
             lines_frame = allrows
             allrows, code_lines = xrows.aggregate_lines(allrows)
+            again = _resent(allrows, code_lines, workdir)
+            if again.height:  # sent in an earlier run under another name: the later copy is rejected
+                _cross_row_records(dataset, again, lines_frame, by_index, paths, key, now)
+                gone = again.get_column("__order").implode()
+                allrows = allrows.filter(~pl.col("__order").is_in(gone))
+                code_lines = code_lines.filter(~pl.col("__order").is_in(gone))
             xn = _payroll_sums(allrows, code_lines, workdir)
             if xn.height:
                 _cross_row_records(dataset, xn, lines_frame, by_index, paths, key, now)

@@ -54,6 +54,12 @@ def helper_columns(dataset: str, staged: pl.DataFrame, text: pl.DataFrame, now: 
     if dataset == "payroll":  # an ssn may be absent, masked (its last four digits) or 9 digits
         f = f.with_columns((~given | pl.col("ssn_hash").is_not_null() | last4.is_not_null()).alias("__ssn_ok"))
     if dataset == "payroll":
+        # whole cents (spec: amounts have at most 2 decimals); float noise of a spreadsheet cell
+        # (0.1 + 0.2) is within the guard, a third decimal is not (an amount beyond any payroll is
+        # the range rule's)
+        f = f.with_columns(pl.when(~pl.col(c).is_finite() | (pl.col(c).abs() > 1e12)).then(True).otherwise(
+            (pl.col(c) * 100 - (pl.col(c) * 100).round()).abs() <= 1e-6).fill_null(True).alias(f"__{c}_cents")
+            for c in ("gross_wages", "employer_taxes"))
         days = (pl.col("period_end") - pl.col("period_start")).dt.total_days() + 1
         f = f.with_columns(days.alias("__period_days")).with_columns(
             pl.when(pl.col("__period_days") >= 1).then(pl.col("hours") / pl.col("__period_days")).alias("__hours_per_day"),

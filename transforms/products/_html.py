@@ -13,6 +13,8 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
+from transforms.outputs import xml_safe
+
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 
@@ -55,6 +57,15 @@ def num2(x: float | None) -> str:
     return "" if x is None else f"{x:,.2f}"
 
 
+def _printable(v):
+    """A value as a page shows it: what cannot be printed replaced (markup stays markup)."""
+    from markupsafe import Markup
+
+    if isinstance(v, Markup):
+        return Markup(xml_safe(str(v)))
+    return xml_safe(v) if isinstance(v, str) else v
+
+
 @lru_cache(maxsize=1)
 def env() -> Environment:
     e = Environment(
@@ -64,6 +75,8 @@ def env() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        # what cannot be printed never reaches a page (input rejects it first: spec section 1)
+        finalize=_printable,
     )
     e.filters["money"] = money
     e.filters["num2"] = num2

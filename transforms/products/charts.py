@@ -9,11 +9,18 @@ counties) is escaped as XML: a name is never markup.
 from __future__ import annotations
 
 from pathlib import Path
-from xml.sax.saxutils import escape
+from xml.sax.saxutils import escape as _escape
+
+from transforms.outputs import xml_safe
 
 COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd")
 CAP_COLOR = "#d62728"
 FONT = 'font-family="Helvetica, Arial, sans-serif"'
+
+
+def escape(text: str, entities: dict | None = None) -> str:
+    """Text as SVG (XML) carries it: escaped, and what XML cannot carry as U+FFFD."""
+    return _escape(xml_safe(text), entities or {})
 
 
 def money(cents: int) -> str:

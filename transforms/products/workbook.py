@@ -9,11 +9,14 @@ into the zip file of the Office Open XML spreadsheet format (ECMA-376).
 
 from __future__ import annotations
 
+import re
 import zipfile
 from pathlib import Path
 from xml.sax.saxutils import escape
 
 import polars as pl
+
+from transforms.outputs import XML_INVALID_POLARS, xml_safe
 
 MAX_ROWS = 1_048_575  # a sheet's rows below its header; more are left out, and the sheet says so
 NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
@@ -26,7 +29,7 @@ STYLES = (f'<styleSheet xmlns="{NS}"><fonts count="2"><font/><font><b/></font></
 
 
 def _text_cell(s: str) -> str:
-    return f'<c t="inlineStr" s="1"><is><t xml:space="preserve">{escape(s)}</t></is></c>'
+    return f'<c t="inlineStr" s="1"><is><t xml:space="preserve">{escape(xml_safe(s))}</t></is></c>'
 
 
 def _cells(frame: pl.DataFrame) -> pl.Series:
@@ -39,7 +42,8 @@ def _cells(frame: pl.DataFrame) -> pl.Series:
             style = ' s="2"' if dtype.is_float() else ""
             cell = pl.format(f"<c{style}><v>{{}}</v></c>", col.cast(pl.String))
         else:
-            text = col.cast(pl.String).str.replace_all("&", "&amp;", literal=True).str.replace_all(
+            text = col.cast(pl.String).str.replace_all(XML_INVALID_POLARS, "\ufffd").str.replace_all(
+                "&", "&amp;", literal=True).str.replace_all(
                 "<", "&lt;", literal=True).str.replace_all(">", "&gt;", literal=True)
             cell = pl.format('<c t="inlineStr"><is><t xml:space="preserve">{}</t></is></c>', text)
         exprs.append(pl.when(col.is_null()).then(pl.lit("<c/>")).otherwise(cell))
@@ -66,7 +70,8 @@ def write_workbook(path: Path, sheets: dict[str, pl.DataFrame]) -> Path:
     """One sheet per frame (its columns as they are), written atomically; the same sheets give
     the same bytes."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    names = [n[:31] for n in sheets]
+    # a sheet's name: printable, without the characters Excel refuses in one, at most 31 long
+    names = [(re.sub(r"[\[\]:*?/\\]", " ", xml_safe(n)).strip()[:31] or f"Sheet{i}") for i, n in enumerate(sheets, 1)]
     tmp = path.with_name(f".{path.name}.tmp")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as z:
         _put(z, "[Content_Types].xml", (
