@@ -110,13 +110,22 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+SECRET_ENV_PREFIX = "IMPCREDIT_HMAC_KEY"  # the ssn hash key and its file's path (IMPCREDIT_HMAC_KEY_FILE)
+
+
+def server_env() -> dict[str, str]:
+    """The shared API server's environment: this process's without the ssn hash key or its
+    file's path (the server outlives the run; the key stays with the run)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(SECRET_ENV_PREFIX)}
+
+
 def _start(state_file: Path, leases: Path, log: Path) -> dict:
     port = _free_port()
     idle = float(os.environ.get(IDLE_ENV, DEFAULT_IDLE))
     with log.open("ab") as fh:
         proc = subprocess.Popen(
             [sys.executable, "-m", "flows.api_server", "--port", str(port), "--idle", str(idle), "--leases", str(leases)],
-            cwd=str(Path(__file__).resolve().parents[1]), stdout=fh, stderr=fh, stdin=subprocess.DEVNULL,
+            cwd=str(Path(__file__).resolve().parents[1]), stdout=fh, stderr=fh, stdin=subprocess.DEVNULL, env=server_env(),
             start_new_session=True,  # its own session: a terminal's Ctrl-C to a run does not stop it
         )
     url = f"http://127.0.0.1:{port}/api"

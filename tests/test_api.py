@@ -90,3 +90,30 @@ def test_the_first_run_starts_the_api_the_next_reuse_it_and_it_stops_when_idle(t
     stop = subprocess.run([sys.executable, "-m", "flows.cli", "api", "stop"], cwd=ROOT, env=e, capture_output=True, text=True)
     assert stop.returncode == 0 and "stopped" in stop.stdout
     assert not alive(new) or servers_of(home) == []
+
+
+@pytest.mark.slow
+def test_the_shared_api_server_does_not_inherit_the_hash_key(tmp_path):
+    """The key stays with the run (issue 21): the server a run starts outlives it, so neither
+    IMPCREDIT_HMAC_KEY nor the path of IMPCREDIT_HMAC_KEY_FILE is in its environment."""
+    sub = tmp_path / "sub"
+    generate_submission(sub, employers=3, seed=2, tax_year=2023)
+    home = tmp_path / "prefect"
+    key_file = tmp_path / "secret-dir" / "hash.key"
+    key_file.parent.mkdir()
+    key_file.write_text("k" * 48)
+    key_file.chmod(0o600)
+    e = env(home, idle=30)
+    e["IMPCREDIT_HMAC_KEY_FILE"] = str(key_file)
+    try:
+        r = annual(sub, tmp_path, "r", e)
+        assert r.returncode == 0, r.stderr
+        servers = servers_of(home)
+        assert servers, "the run started no shared API"
+        for pid in servers:
+            environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+            assert not [v for v in environ if v.startswith(b"IMPCREDIT_HMAC_KEY")]
+            assert not [v for v in environ if str(key_file).encode() in v or b"k" * 48 in v]
+            assert f"PREFECT_HOME={home}".encode() in environ  # it is the server, read as it runs
+    finally:
+        subprocess.run([sys.executable, "-m", "flows.cli", "api", "stop"], cwd=ROOT, env=e, capture_output=True)

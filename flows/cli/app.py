@@ -21,6 +21,7 @@ from flows.cli import (
     generate,
     history,
     ingest,
+    lake,
     layouts,
     prefect_api,
     quarterly,
@@ -55,6 +56,7 @@ for command in (annual.annual, generate.generate, ingest.ingest, history.runs, r
                 settings.settings, layouts.layouts, documents.documents):
     app.command()(command)
 app.add_typer(prefect_api.api_app, name="api")
+app.add_typer(lake.lake_app, name="lake")
 for command in (explain.explain, quarterly.quarterly, whatif.whatif, backfill.backfill, variance.variance):
     app.command()(command)
 

@@ -50,12 +50,13 @@ def known_errors() -> tuple[type[BaseException], ...]:
     from pydantic import ValidationError
 
     from transforms.award.ledger import LedgerError
+    from transforms.ingest.lake import LakeDamaged
     from transforms.ingest.staging import SubmissionError
     from transforms.pii import KeyError_
     from transforms.reference.parameters import ParameterError
     from transforms.runs.annual import RunError
 
-    return (RunError, LedgerError, ParameterError, KeyError_, SubmissionError, ValidationError, ValueError, OSError)
+    return (RunError, LedgerError, LakeDamaged, ParameterError, KeyError_, SubmissionError, ValidationError, ValueError, OSError)
 
 
 class StageLines(logging.Handler):

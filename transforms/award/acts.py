@@ -9,7 +9,7 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 
-from transforms.award.ledger import FINAL_STATUSES, LedgerError, current_decisions
+from transforms.award.ledger import FINAL_STATUSES, LedgerError, current_decisions, rollback
 
 
 def pending_reopenings(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -40,9 +40,11 @@ def reopen(con: duckdb.DuckDBPyConnection, application_id: str, reason: str, run
         con.execute("INSERT INTO reopenings VALUES (?, ?, ?, ?, NULL)",
                     [application_id, reason, run["committed_at"], run["run_id"]])
         con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+    except BaseException as exc:
+        err = rollback(con, exc)
+        if err is exc:
+            raise
+        raise err from exc
     return row
 
 
@@ -70,6 +72,8 @@ def release(con: duckdb.DuckDBPyConnection, application_id: str, reason: str, ru
         con.execute("INSERT INTO releases VALUES (?, ?, ?, ?, NULL)",
                     [application_id, reason, run["committed_at"], run["run_id"]])
         con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+    except BaseException as exc:
+        err = rollback(con, exc)
+        if err is exc:
+            raise
+        raise err from exc

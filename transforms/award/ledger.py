@@ -26,6 +26,10 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from transforms.award.ledger_faults import LedgerError, check_whole, fault, is_file_error, rollback
+
+__all__ = ["LedgerError", "fault", "rollback"]  # re-exported
+
 SCHEMA_VERSION = 3
 FINAL_STATUSES = ("APPROVED", "PARTIAL", "REJECTED")
 
@@ -111,24 +115,26 @@ _MIGRATIONS: dict[int, list[str]] = {
 }
 
 
-class LedgerError(RuntimeError):
-    pass
-
-
 def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """The ledger, migrated to this code's schema (``read_only``: as it is; a ledger not there
+    yet reads as empty). A lock, a full disk or a damaged file is a ``LedgerError`` naming it."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if read_only and not path.exists():
         con = duckdb.connect()
         migrate(con)
         return con
+    con = None
     try:
         con = duckdb.connect(str(path), read_only=read_only)
-    except duckdb.IOException as exc:
-        raise LedgerError(
-            f"the ledger {path} is in use by another run; wait for it to finish ({exc.__class__.__name__})"
-        ) from None
-    if not read_only:
-        migrate(con)
+        if not read_only:
+            migrate(con)
+        check_whole(con, path)
+    except duckdb.Error as exc:
+        if con is not None:
+            con.close()
+        if is_file_error(exc) or isinstance(exc, duckdb.CatalogException):
+            raise fault(exc, path) from None
+        raise
     return con
 
 
@@ -315,9 +321,11 @@ def commit_run(
         )
         _insert_input_files(con, run["run_id"], input_files)
         con.execute("COMMIT")
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
+    except BaseException as exc:
+        err = rollback(con, exc)
+        if err is exc:
+            raise
+        raise err from exc
 
 
 def _insert_input_files(con: duckdb.DuckDBPyConnection, run_id: str, input_files: list[dict]) -> None:

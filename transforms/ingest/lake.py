@@ -35,19 +35,25 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import uuid
 from datetime import date
 from pathlib import Path
 
 import polars as pl
 
 from transforms import schema
+from transforms.ingest.lake_files import (
+    COMPRESSION,
+    INTENT,
+    _atomic,
+    intend,
+    write_parquet_atomic,
+    write_text_atomic,
+)
+
+__all__ = ["COMPRESSION", "INTENT", "_atomic", "write_parquet_atomic", "write_text_atomic"]  # re-exported
 
 MANIFEST = "_manifest.json"
 LAYOUT_VERSION = 4
-# lz4: a third faster to write than zstd at 10M rows for files about 1.5 times larger (200 MB)
-COMPRESSION = "lz4"
 REPLACE_KEYS = {
     "applications": ["application_id"],
     "roster": ["application_id"],
@@ -69,43 +75,33 @@ def lake_dir(workdir: Path) -> Path:
     return Path(workdir) / "lake"
 
 
-# --- atomic files ------------------------------------------------------------------------------
-
-def _tmp(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
-
-
-@contextlib.contextmanager
-def _atomic(path: Path):
-    """Yield a temporary name beside ``path``; renamed into place when the block succeeds."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _tmp(path)
-    try:
-        yield tmp
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def write_parquet_atomic(frame: pl.DataFrame, path: Path) -> None:
-    with _atomic(path) as tmp:
-        frame.write_parquet(tmp, statistics=True, compression=COMPRESSION)
-
-
-def write_text_atomic(text: str, path: Path) -> None:
-    with _atomic(path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+class LakeDamaged(RuntimeError):
+    """The lake does not hold what it wrote (``lake_check``): the run stops before it reads it."""
 
 
 def load_manifest(lake: Path) -> dict:
+    """The manifest (empty for a new lake); ``LakeDamaged`` naming it when it is not the JSON
+    this code wrote (never its content)."""
     p = lake / MANIFEST
     if not p.exists():
         return {"version": LAYOUT_VERSION, "files": {}}
-    return json.loads(p.read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads(p.read_text(encoding="utf-8"))
+        if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+            raise ValueError("no table of files")
+        return manifest
+    except (ValueError, UnicodeDecodeError) as exc:
+        reason = f"not JSON at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else (
+            "not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc))
+        raise LakeDamaged(
+            f"the lake's manifest {p} is damaged ({reason}): the lake cannot say what it holds. Recover: move "
+            f"the lake aside (mv {lake} {lake}.damaged) and run again with every submitted file: the lake is "
+            "rebuilt from them (the ledger keeps every decision)") from None
 
 
 def save_manifest(lake: Path, manifest: dict) -> None:
     write_text_atomic(json.dumps(manifest, indent=1, sort_keys=True, default=str), lake / MANIFEST)
+    (lake / INTENT).unlink(missing_ok=True)  # the parts it noted are recorded as they now are
 
 
 # --- writing ---------------------------------------------------------------------------------------
@@ -178,6 +174,7 @@ def upgrade(lake: Path, manifest: dict) -> None:
                 part = part.with_columns(pl.lit(None, dtype=pl.String).alias("check_id"),
                                          pl.lit(None, dtype=pl.Date).alias("pay_date"),
                                          pl.lit(1, dtype=pl.Int32).alias("line_count"))
+                intend(path)
                 write_parquet_atomic(part.select(*schema.PAYROLL, "_file_sha256"), path)
     old = sorted((lake / "payroll").glob("year=*/employer_id=*/part-*.parquet"))
     if old:
@@ -190,6 +187,7 @@ def upgrade(lake: Path, manifest: dict) -> None:
             if f.get("dataset") == "payroll":
                 f["parts"] = new_parts.get(sha, [])
         for p in old:
+            intend(p)
             p.unlink()
             with contextlib.suppress(OSError):
                 p.parent.rmdir()
@@ -214,6 +212,7 @@ def _parts(lake: Path, dataset: str) -> list[Path]:
 
 
 def _rewrite(path: Path, keep: pl.DataFrame) -> None:
+    intend(path)
     if keep.height == 0:
         path.unlink()
         with contextlib.suppress(OSError):

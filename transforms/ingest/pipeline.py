@@ -18,6 +18,7 @@ import polars as pl
 from transforms import schema
 from transforms.ingest import batches as bt
 from transforms.ingest import cross_rows as xrows
+from transforms.ingest import earlier_rows, lake_check, lake_files
 from transforms.ingest import files as fl
 from transforms.ingest import lake as lk
 from transforms.ingest import pieces as pc
@@ -32,7 +33,7 @@ from transforms.pii import HashKey
 from transforms.stages import start
 
 ENGINES = ("polars", "gx")
-CROSS_RULES = ("duplicate_row", "negative_net", "hourly_rate", "duplicate_key")
+CROSS_RULES = ("duplicate_row", "negative_net", "hourly_rate", "duplicate_key", "employee_id_is_ssn")
 PIECE_BYTES = 32 * 2**20  # a delimited file bigger than this is read and validated in pieces of about this size
 BATCH_BYTES = 8 * 2**20  # files staged and validated together, up to about this much text (5 bench files)
 
@@ -136,28 +137,6 @@ def _to_code_lines(xn: pl.DataFrame, code_lines: pl.DataFrame) -> pl.DataFrame:
     return expanded.cast(xrows.CROSS_SCHEMA)
 
 
-def _resent(rows: pl.DataFrame, code_lines: pl.DataFrame, workdir: Path) -> pl.DataFrame:
-    """``duplicate_row`` rejects of the rows that exactly copy a row the lake already holds from
-    another file (spec section 1: a file sent twice, in whatever run the copy arrives): every
-    value equal, the check id, pay date and the fields from outside the rows included."""
-    from transforms.ingest.lake import scan_lake
-
-    if rows.height == 0:
-        return pl.DataFrame(schema=xrows.CROSS_SCHEMA)
-    key = xrows.RESENT_KEY
-    earlier = scan_lake(workdir, "payroll", employer_ids=rows.get_column("employer_id").unique().to_list()).select(
-        *key, "source_file", "source_line").collect()
-    if earlier.height == 0:
-        return pl.DataFrame(schema=xrows.CROSS_SCHEMA)
-    first = earlier.unique(key, keep="first", maintain_order=True)
-    hits = rows.select("__order", *key).with_columns(pl.col(c).cast(first.schema[c]) for c in key).join(
-        first, on=key, how="inner", nulls_equal=True)
-    xn = hits.select(
-        "__order", pl.lit("duplicate_row").alias("rule"), pl.lit(None, dtype=pl.String).alias("column"),
-        pl.format("exact duplicate of line {} of {} (sent in an earlier run)", "source_line", "source_file").alias("message"))
-    return _to_code_lines(xn.cast(xrows.CROSS_SCHEMA), code_lines)
-
-
 def _in_pieces(work: FileWork, path: Path, size: int, key: HashKey, now: datetime) -> list[FileWork]:
     """``pieces.validate_in_pieces``; [work] when the file must be read whole instead."""
     return [] if pc.validate_in_pieces(work, path, size, PIECE_BYTES, key, now) else [work]
@@ -218,10 +197,15 @@ def _accept(works: list[FileWork], paths: dict[int, Path], lake: Path, known: di
         if xr.height:
             _cross_row_records(dataset, xr, allrows, by_index, paths, key, now)
             allrows = allrows.filter(~pl.col("__order").is_in(xr.get_column("__order").unique()))
+        if dataset == "roster":
+            xs = earlier_rows.ids_that_are_ssns(allrows, accepted.get("payroll"), workdir, key)
+            if xs.height:
+                _cross_row_records(dataset, xs, allrows, by_index, paths, key, now)
+                allrows = allrows.filter(~pl.col("__order").is_in(xs.get_column("__order").implode()))
         if dataset == "payroll":
             lines_frame = allrows
             allrows, code_lines = xrows.aggregate_lines(allrows)
-            again = _resent(allrows, code_lines, workdir)
+            again = _to_code_lines(earlier_rows.resent(allrows, workdir), code_lines)
             if again.height:  # sent in an earlier run under another name: the later copy is rejected
                 _cross_row_records(dataset, again, lines_frame, by_index, paths, key, now)
                 gone = again.get_column("__order").implode()
@@ -331,6 +315,8 @@ def _named(accepted: dict[str, pl.DataFrame], works: list[FileWork]) -> dict[int
 
 def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, docs_dir: Path | None, engine: str) -> IngestReport:
     manifest = lk.load_manifest(lake)
+    lake_check.check(lake, manifest)  # before anything is read
+    lake_files.take_written(lake)  # forget what a crashed ingest wrote (remove_orphans takes it out)
     lk.upgrade(lake, manifest)
     lk.remove_orphans(lake, manifest)
     known = manifest["files"]
@@ -359,7 +345,14 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
                             rows_accepted=rec.rows_accepted, rows_rejected=rec.rows_rejected, ingested_at=ingested_at,
                             parts=parts, quarantine=qpart, ingest_seq=seq, **named.get(w.index, {}),
                             **({"problem": w.problem_rule} if w.problem_rule else {}))
+    lake_check.refresh(lake, manifest)
     lk.save_manifest(lake, manifest)
+    left = lake_check.owed(manifest)
+    if left:
+        raise lk.LakeDamaged(
+            f"{len(left)} file(s) that a repair took out of the lake are not in this submission: "
+            + ", ".join(sorted(left.values())[:10]) + ". Put them in the submission folder (the same content) "
+            "and run again: nothing is decided without them")
     read_n = sum(r.rows_read for r in records)
     new = sum(1 for r in records if r.status not in ("duplicate",))
     padded = sum(w.padded_ssns for w in works)
@@ -370,4 +363,5 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
     records.sort(key=lambda r: r.file)
     rej = pl.DataFrame(rejects, schema=REJECT_SCHEMA) if rejects else pl.DataFrame(schema=REJECT_SCHEMA)
     rej = rej.sort(["file", "line", "column", "rule"], nulls_last=False)
-    return IngestReport(files=records, rejects=rej, replaced=replaced, workdir=workdir, docs_dir=docs_dir)
+    return IngestReport(files=records, rejects=rej, replaced=replaced, workdir=workdir, docs_dir=docs_dir,
+                        lake_sha256=lake_check.lake_digest(manifest))

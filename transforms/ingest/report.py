@@ -56,6 +56,7 @@ class IngestReport:
     replaced: list[dict] = field(default_factory=list)
     workdir: Path | None = None
     docs_dir: Path | None = None
+    lake_sha256: str | None = None  # the digest of the lake's part checksums after this ingest (lake_check)
 
     @property
     def files_frame(self) -> pl.DataFrame:

@@ -24,6 +24,8 @@ class CellError:
 ID_IS_SSN = {
     "employee_id": "employee_id is the employee's ssn: use the employer's own employee number",
     "employer_id": "employer_id is the employee's ssn (a shifted column?): the employer's 9-digit federal employer id belongs there",
+    "certification_id": "certification_id is the employee's ssn: use the id on the Division's certification",
+    "application_id": "application_id is the employee's ssn: use the application's own id",
 }
 
 

@@ -33,7 +33,7 @@ from transforms.ingest.parsing import (
     received_at_expr,
     text_expr,
 )
-from transforms.ingest.row_checks import CellError, profile_errors, structural_errors
+from transforms.ingest.row_checks import ID_IS_SSN, CellError, profile_errors, structural_errors
 from transforms.pii import (
     HashKey,
     hash_last4,
@@ -294,7 +294,7 @@ def _hash_ssns(typed: pl.DataFrame, key: HashKey) -> tuple[pl.DataFrame, frozens
     id_is_ssn: list[tuple[int, str]] = []
     ssns = ssn_map(typed.get_column("ssn"))
     ssn_digits = frozenset(ssns.get_column("norm").drop_nulls().to_list())
-    for id_col in ("employer_id", "employee_id"):
+    for id_col in ID_IS_SSN:
         if id_col not in typed.columns or not ssn_digits:
             continue
         ids = ssn_map(typed.get_column(id_col))

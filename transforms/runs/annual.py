@@ -208,7 +208,7 @@ def write_outputs(ctx: RunContext, staging: StagedOutputs, decisions: Decisions)
         "settings": settings.model_dump(),
         "parameters": {"version": params.version, "files": params.files, "overrides": {
             k: str(v) for k, v in params.overrides.items()}},
-        "inputs": {"sha256": staged.inputs_sha256, "files": staged.files},
+        "inputs": {"sha256": staged.inputs_sha256, "lake_sha256": staged.lake_sha256, "files": staged.files},
         "ssn_hash_key": {"source": "demo" if staged.key_source == "demo" else "configured", "key_id": staged.key_id},
         "data_docs": data_docs,
         "code_version": code_version(),

@@ -126,6 +126,11 @@ class StagedInputs:
     unclaimed_without_ssn: int = 0  # payroll rows of no claimed employee without an ssn (count for no one)
 
     @property
+    def lake_sha256(self) -> str | None:
+        """What the lake held when the run read it (``lake_check.lake_digest``)."""
+        return getattr(self.report, "lake_sha256", None)
+
+    @property
     def rejected_rows(self) -> int:
         """Input rows with at least one rejected cell (a whole-file reject counts once)."""
         return self.rejects.select(pl.struct("file", "line")).n_unique() if self.rejects.height else 0

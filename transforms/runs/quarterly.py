@@ -161,7 +161,7 @@ def _manifest(s: QuarterlySummary, params: Parameters, settings: Settings, stage
         "settings": settings.model_dump(),
         "parameters": {"version": params.version, "files": params.files,
                        "overrides": {k: str(v) for k, v in params.overrides.items()}},
-        "inputs": {"sha256": staged.inputs_sha256, "files": staged.files},
+        "inputs": {"sha256": staged.inputs_sha256, "lake_sha256": staged.lake_sha256, "files": staged.files},
         "code_version": steps.code_version(),
         "row_counts": {"applications": s.applications, "employee_years": s.employee_years,
                        "eligible_employee_years": s.eligible_employee_years,
@@ -222,8 +222,8 @@ def run_quarterly(ctx: steps.RunContext) -> QuarterlySummary:
                 "inputs_sha256": staged.inputs_sha256,
                 "status": "completed with rejections" if summary.rejected_rows else "completed",
                 "started_at": started_at, "committed_at": ledger.now_utc(),
-                "summary_json": json.dumps({k: v for k, v in summary.to_dict().items() if k != "outputs"}, sort_keys=True,
-                                           default=str),
+                "summary_json": json.dumps({**{k: v for k, v in summary.to_dict().items() if k != "outputs"},
+                                            "lake_sha256": staged.lake_sha256}, sort_keys=True, default=str),
             }
             ledger.commit_run(con, record, empty_decisions(), staged.files, max(cap, approved))
             var = variance(con, workdir, tax_year)

@@ -136,5 +136,6 @@ def run_record(summary: RunSummary, *, started_at: dt.datetime, settings: Settin
         "status": "completed with rejections" if summary.rejected_rows else "completed",
         "started_at": started_at,
         "committed_at": ledger.now_utc(),
-        "summary_json": json.dumps({k: v for k, v in summary.to_dict().items() if k != "outputs"}, sort_keys=True),
+        "summary_json": json.dumps({**{k: v for k, v in summary.to_dict().items() if k != "outputs"},
+                                    "lake_sha256": staged.lake_sha256}, sort_keys=True),
     }

@@ -1,0 +1,60 @@
+"""``impcredit lake verify``: check every part of the Parquet lake against the checksum recorded
+when it was written; ``--repair`` takes damaged parts out with the files they hold, for the next
+run to ingest again from the submission."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from flows.cli import common
+
+lake_app = typer.Typer(help="The Parquet lake: verify what it holds against what it wrote.", no_args_is_help=True)
+
+
+@lake_app.command("verify")
+def verify(
+    workdir: Annotated[Path, typer.Option("--workdir", help="Workdir holding the Parquet lake.", metavar="DIR")] = common.DATA / "work",
+    repair: Annotated[bool, typer.Option("--repair", help="Take damaged parts out, with every file that has rows in "
+                                         "them; the next run ingests those files again (they must be in its submission).")] = False,
+) -> None:
+    """Check every lake part against its recorded sha256. Exit 0: intact; 1: damaged (named).
+
+    Example: impcredit lake verify --workdir data/work
+    """
+    from filelock import FileLock
+
+    from transforms.ingest import lake as lk
+    from transforms.ingest import lake_check
+
+    lake = lk.lake_dir(workdir.resolve())
+    if not (lake / lk.MANIFEST).is_file():
+        common.fail(f"{lake}: no lake here (no {lk.MANIFEST}); is --workdir right?")
+    with FileLock(str(lake / ".lock")):
+        try:
+            manifest = lk.load_manifest(lake)
+        except lk.LakeDamaged as exc:
+            common.err.print(f"[bold red]damaged:[/] {exc}")
+            raise typer.Exit(1) from None
+        damage = lake_check.verify(lake, manifest)
+        n = len(lake_check.listed_parts(manifest))
+        owed = lake_check.owed(manifest)
+        if not damage:
+            common.console.print(f"lake {lake}: {n:,} parts, every one as written (sha256 {lake_check.lake_digest(manifest)[:16]})")
+            if owed:
+                common.console.print(f"[yellow]owed:[/] {len(owed)} file(s) taken out by a repair, to be ingested again: "
+                                     + ", ".join(sorted(owed.values())[:10]))
+            return
+        if not repair:
+            common.err.print(f"[bold red]damaged:[/] {lake_check.describe(lake, damage)}")
+            raise typer.Exit(1)
+        files = lake_check.repair(lake, manifest, damage)
+        lake_check.refresh(lake, manifest)
+        lk.save_manifest(lake, manifest)
+    common.console.print(f"repaired: {len(damage)} damaged part(s) taken out with the rows of {len(files)} file(s):")
+    for f in files[:50]:
+        common.console.print(f"  {f}", soft_wrap=True)
+    common.console.print("Run again with these files in the submission: they are ingested again; until then a run "
+                         "stops naming them.")

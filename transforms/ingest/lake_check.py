@@ -1,0 +1,151 @@
+"""The lake verifies itself (spec section 1: decisions are final, so a value the lake no longer
+holds as it was written must stop the run, never pay a different amount).
+
+Every part's sha256 is recorded in the manifest (``checksums``: part -> sha256) when an ingest
+writes it, and every recorded part is checked at the start of the next ingest, before anything
+is read: a part changed on disk (a flipped bit, a truncated write) or missing stops the run with
+``LakeDamaged``, naming the part and the way back. ``repair`` takes the damaged parts out with
+every file that had rows in them (its rows in other parts too, so nothing counts twice) and
+records those files as owed (``reingest``): the next ingest reads them again from the
+submission, and stops, naming them, while one is not there. A manifest that cannot be read is
+named, never echoed (``lake.load_manifest``). The digest of the checksums (``lake_digest``) goes into each run's record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from transforms import schema
+from transforms.ingest.lake import LakeDamaged, _parts
+from transforms.ingest.lake_files import intend, intended, take_written, write_parquet_atomic
+
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Damage:
+    part: str  # relative to the lake
+    problem: str  # "changed" or "missing"
+    files: tuple[str, ...]  # the submitted files with rows in the part
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def listed_parts(manifest: dict) -> dict[str, list[str]]:
+    """part -> the files (path as submitted) whose rows it holds."""
+    out: dict[str, list[str]] = {}
+    for f in manifest["files"].values():
+        for p in [*(f.get("parts") or []), *([f["quarantine"]] if f.get("quarantine") else [])]:
+            out.setdefault(p, []).append(f["file"])
+    return out
+
+
+def verify(lake: Path, manifest: dict) -> list[Damage]:
+    """Each recorded part whose bytes are not those written, or that is gone."""
+    files_of = listed_parts(manifest)
+    noted = intended(lake)  # an ingest that crashed was rewriting these: not damage
+    damage = []
+    for rel, want in sorted((manifest.get("checksums") or {}).items()):
+        path = lake / rel
+        if rel not in files_of or rel in noted:
+            continue
+        problem = "missing" if not path.is_file() else ("changed" if sha256_file(path) != want else None)
+        if problem:
+            damage.append(Damage(rel, problem, tuple(sorted(set(files_of[rel])))))
+    return damage
+
+
+def check(lake: Path, manifest: dict) -> None:
+    """``LakeDamaged`` when a recorded part is damaged; and the owed files (``reingest``) of an
+    earlier repair stay owed until an ingest reads them."""
+    damage = verify(lake, manifest)
+    if damage:
+        raise LakeDamaged(describe(lake, damage))
+
+
+def describe(lake: Path, damage: list[Damage]) -> str:
+    lines = [f"the lake {lake} does not hold what it wrote ({len(damage)} part(s)):"]
+    lines += [f"  {d.part}: {d.problem} (rows of {', '.join(d.files[:5])}{' ...' if len(d.files) > 5 else ''})"
+              for d in damage[:20]]
+    lines.append("Recover: impcredit lake verify --workdir <workdir> --repair takes them out with the files they "
+                 "hold, then run again with those files in the submission: they are ingested again (the ledger "
+                 "keeps every decision; nothing is decided on what was left)")
+    return "\n".join(lines)
+
+
+def owed(manifest: dict) -> dict[str, str]:
+    """sha256 -> path of the files a repair took out and no ingest has read again."""
+    return {sha: rel for sha, rel in (manifest.get("reingest") or {}).items() if sha not in manifest["files"]}
+
+
+def refresh(lake: Path, manifest: dict) -> None:
+    """Record the checksum of every listed part written since the last refresh (``lake.WRITTEN``)
+    or never recorded; forget parts no longer listed; forget owed files read again."""
+    sums = dict(manifest.get("checksums") or {})
+    written = take_written(lake) | intended(lake)
+    gone = {rel for rel in written if not (lake / rel).is_file()}  # deleted by this ingest (a replaced file's rows)
+    for f in manifest["files"].values():
+        if f.get("parts") and gone & set(f["parts"]):
+            f["parts"] = [p for p in f["parts"] if p not in gone]
+    listed = listed_parts(manifest)
+    for rel in listed:
+        path = lake / rel
+        if path.is_file() and (rel not in sums or rel in written):
+            sums[rel] = sha256_file(path)
+    manifest["checksums"] = {rel: s for rel, s in sorted(sums.items()) if rel in listed}
+    left = owed(manifest)
+    if left:
+        manifest["reingest"] = left
+    else:
+        manifest.pop("reingest", None)
+
+
+def lake_digest(manifest: dict) -> str:
+    """One sha256 over every part's checksum: what the lake held when a run read it."""
+    text = json.dumps(manifest.get("checksums") or {}, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def repair(lake: Path, manifest: dict, damage: list[Damage]) -> list[str]:
+    """Take the damaged parts out, and every file with rows in them: its rows leave every other
+    part too, its manifest entry goes and it is owed (``reingest``). Returns the files taken out."""
+    bad = {d.part for d in damage}
+    gone = {sha: f for sha, f in manifest["files"].items()
+            if bad & {*(f.get("parts") or []), *([f["quarantine"]] if f.get("quarantine") else [])}}
+    for rel in bad:
+        intend(lake / rel)
+        (lake / rel).unlink(missing_ok=True)
+    shas = list(gone)
+    for dataset in [*schema.LAKE, "quarantine"]:
+        col = "file_sha256" if dataset == "quarantine" else "_file_sha256"
+        for path in _parts(lake, dataset):
+            rel = path.relative_to(lake).as_posix()
+            if rel in bad:
+                continue
+            frame = pl.read_parquet(path)
+            keep = frame.filter(~pl.col(col).is_in(shas))
+            if keep.height == frame.height:
+                continue
+            intend(path)
+            if keep.height == 0:
+                path.unlink()
+                with contextlib.suppress(OSError):
+                    path.parent.rmdir()
+            else:
+                write_parquet_atomic(keep, path)
+    for sha, f in gone.items():
+        del manifest["files"][sha]
+        manifest.setdefault("reingest", {})[sha] = f["file"]
+    return sorted(f["file"] for f in gone.values())
