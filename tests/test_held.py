@@ -7,6 +7,7 @@ next run decide them like new ones, with no reopen."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 import shutil
 from pathlib import Path
 
@@ -157,6 +158,13 @@ def test_an_unreadable_employer_id_holds_the_files_employers_and_the_corrected_f
     assert not (awards["status"] == "REJECTED").any() or set(awards.filter(pl.col("status") == "REJECTED")["employer_id"]) \
         .isdisjoint(named.to_list())
     assert summary.held == mine.height
+    # the run's page, the award file's manifest and the run record count them
+    out = base["root"] / "o4"
+    assert f'<dd id="held">{mine.height} ' in (out / "index.html").read_text()
+    assert json.loads((out / "taxation" / "award_manifest.json").read_text())["held_applications"] == mine.height
+    con = ledger.connect(work / "impcredit.duckdb", read_only=True)
+    assert json.loads(con.sql("SELECT summary_json FROM runs").fetchall()[0][0])["held"] == mine.height
+    con.close()
     # the corrected file at the same path: the next run decides them like new ones
     shutil.copy(base["sub"] / "payroll" / base["file"], sub / "payroll" / base["file"])
     awards, summary = run(sub, work, base["root"] / "o5")

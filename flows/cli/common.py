@@ -167,6 +167,9 @@ def print_summary(summary, elapsed: float | None = None) -> None:
     t.add_row("Cap / cap left", f"${summary.cap:,.2f} / ${summary.cap_left:,.2f}")
     if summary.rejected_rows:
         t.add_row("Rejected input rows", f"[yellow]{summary.rejected_rows:,}[/] (see rejects.csv)")
+    if getattr(summary, "held", 0):
+        t.add_row("Held, not decided", f"[yellow]{summary.held:,}[/] (held.csv: the lines to correct; "
+                  "impcredit release to decide one as it stands)")
     t.add_row("Received after the as-of date", f"{summary.received_after_as_of:,}, not seen")
     t.add_row("Outputs", summary.out_dir)
     groups: dict[str, int] = {}
@@ -186,6 +189,8 @@ def print_summary(summary, elapsed: float | None = None) -> None:
     if elapsed is not None:
         t.add_row("Total time", f"{elapsed:.1f} s")
     status = "completed with rejections" if summary.rejected_rows else "completed"
+    if getattr(summary, "held", 0):
+        status += f", {summary.held:,} held"
     console.print(Panel(t, title=f"impcredit {summary.kind}: {status}", expand=False))
     changes = getattr(summary, "changes", None) or []
     if changes:

@@ -36,12 +36,12 @@ def runs(
         common.fail(str(exc))
         return
     t = Table(title=f"runs in {path}", box=None, pad_edge=False, title_justify="left")
-    cols = (["run id", "kind", "tax year", "as of", "policy", "status", "applications", "requested", "new awards",
-             "awarded", "seconds", "inputs changed"] if long else
-            ["when (UTC)", "run", "kind", "year", "as of", "apps", "new awards", "secs", "inputs"])
+    cols = (["run id", "kind", "tax year", "as of", "policy", "status", "applications", "held", "requested",
+             "new awards", "awarded", "seconds", "inputs changed"] if long else
+            ["when (UTC)", "run", "kind", "year", "as of", "apps", "held", "new awards", "secs", "inputs"])
     for col in cols:
-        t.add_column(col, justify="right" if col in ("applications", "requested", "new awards", "awarded", "seconds",
-                                                     "apps", "secs") else "left", no_wrap=True)
+        t.add_column(col, justify="right" if col in ("applications", "held", "requested", "new awards", "awarded",
+                                                     "seconds", "apps", "secs") else "left", no_wrap=True)
     for r in hist.iter_rows(named=True):
         s = json.loads(r["summary_json"])
         kind = r["kind"] + (f" Q{r['quarter']}" if r["quarter"] else "")
@@ -52,9 +52,10 @@ def runs(
         changed = "yes" if s.get("inputs_changed") else "" if r["kind"] == "reopen" else "no"
         if long:
             t.add_row(r["run_id"], kind, str(r["tax_year"]), str(r["as_of"]), r["policy"], r["status"],
-                      str(s.get("applications", "")), f"{s.get('requested', 0):,.2f}", new, f"{s.get('awarded', 0):,.2f}",
+                      str(s.get("applications", "")), str(s.get("held", "") or ""), f"{s.get('requested', 0):,.2f}", new, f"{s.get('awarded', 0):,.2f}",
                       secs, changed)
         else:
             t.add_row(r["committed_at"].strftime("%m-%d %H:%M"), short_run_id(r["run_id"]), kind[:18],
-                      str(r["tax_year"]), str(r["as_of"]), str(s.get("applications", "")), new, secs, changed)
+                      str(r["tax_year"]), str(r["as_of"]), str(s.get("applications", "")), str(s.get("held", "") or ""),
+                      new, secs, changed)
     common.console.print(t)

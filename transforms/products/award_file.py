@@ -181,6 +181,8 @@ def write_award_file(
         "total_certified_credit": f"{total_cents // 100}.{total_cents % 100:02d}",
         "total_certified_cents": total_cents,
         "amendment_rows": int((base["record_type"] == "AMENDMENT").sum()) if base.height else 0,
+        # applications of the run not decided (spec section 7): no row here until a later run decides them
+        "held_applications": int((applications["status"] == "HELD").sum()) if "status" in applications.columns else 0,
         "by_tax_type": {
             k: {"rows": n, "total_certified_cents": int(c)}
             for k, n, c in latest.group_by("tax_type").agg(pl.len(), pl.col("certified_cents").sum()).sort("tax_type").iter_rows()
