@@ -105,6 +105,21 @@ def test_run_correct_rerun_reopen_rerun(prefect_harness, sub, tmp_path):
     assert round(float(amendment["change"]) * 100) == new_request - old_award
     assert round(float(amendment["certified_credit"]) * 100) == new_request
     assert (tmp_path / "o3" / "certificates" / f"{amendment['certificate_no']}.html").is_file()
+    # the employer's documents say the decision was amended: the certificate it replaces, the
+    # amounts before and after, and no program-rule reference (issue 23)
+    from pypdf import PdfReader
+
+    def money_(c: int) -> str:
+        return f"${c // 100:,}.{c % 100:02d}"
+
+    notice = " ".join("".join(pg.extract_text() for pg in PdfReader(tmp_path / "o3" / "notices" / f"{app}.pdf").pages).split())
+    cert = " ".join("".join(pg.extract_text() for pg in PdfReader(
+        tmp_path / "o3" / "certificates" / f"{amendment['certificate_no']}.pdf").pages).split())
+    for text_ in (notice, cert):
+        assert first["certificate_no"] in text_ and amendment["certificate_no"] in text_
+        assert money_(old_award) in text_ and money_(new_request) in text_
+        assert "spec section" not in text_ and "I-12" not in text_ and "annual-2023" not in text_
+    assert "amends the earlier decision" in notice and "replaces certificate" in cert
     assert "reopened applications decided again: " + app in r.flat
     # the cap of 2024 holds the increase: the ledger's 2024 sum is the awards' sum
     total_2024 = ledger_rows(work).filter(pl.col("approval_year") == 2024).get_column("awarded_cents").sum()

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from transforms.reference.parameters import load_parameters
-from transforms.schema import SUBMITTED_COLUMNS, WAGE_CATEGORIES
+from transforms.schema import OPTIONAL_COLUMNS, SUBMITTED_COLUMNS, WAGE_CATEGORIES
 from transforms.synthetic.generate import GenerateSummary, generate_submission
 
 TAX_YEAR = 2023
@@ -172,7 +172,10 @@ def test_files_and_columns_follow_the_canonical_contract(generated, frames):
     for f in files:
         assert f.read_text().splitlines()[0].split(",") == SUBMITTED_COLUMNS["payroll"]
     for name, frame in frames.items():
-        assert frame.columns == SUBMITTED_COLUMNS[name], name
+        # the required columns in order, then optional ones the contract allows (the address)
+        assert frame.columns[: len(SUBMITTED_COLUMNS[name])] == SUBMITTED_COLUMNS[name], name
+        assert set(frame.columns[len(SUBMITTED_COLUMNS[name]):]) <= set(OPTIONAL_COLUMNS.get(name, [])), name
+    assert frames["applications"]["employer_address"].str.contains(r"^\d+ .+; .+, NJ \d{5}$").all()
     # several employers in a file
     assert _read(files[0])["employer_id"].n_unique() == 50
     assert frames["payroll"].height == summary.payroll_rows

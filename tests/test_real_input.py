@@ -362,7 +362,10 @@ def test_certificates_and_notices_are_also_pdfs_with_hostile_text_as_text(tmp_pa
     write_certificates(tmp_path, awards, run_id="r1", pdf_jobs=jobs)
     write_notices(tmp_path, awards, emp, run_id="r1", pdf_jobs=jobs)
     assert len(jobs) == 2
-    certs, notices = (job() for job in jobs)
+    (certs, *cert_docs), (notices, *notice_docs) = (job() for job in jobs)
+    # each document's own PDF beside its page, named like it (what an employer portal attaches)
+    assert sorted(p.name for p in cert_docs) == sorted(p.with_suffix(".pdf").name for p in (tmp_path / "certificates").glob("*.html"))
+    assert sorted(p.name for p in notice_docs) == sorted(p.with_suffix(".pdf").name for p in (tmp_path / "notices").glob("*.html"))
     for path, count in ((certs, 2), (notices, 3)):
         data = path.read_bytes()
         assert data.startswith(b"%PDF-") and path.name.endswith(".pdf")

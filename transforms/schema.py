@@ -58,7 +58,7 @@ SUBMITTED_COLUMNS: dict[str, list[str]] = {
 OPTIONAL_COLUMNS: dict[str, list[str]] = {
     "payroll": ["check_id", "pay_date"],
     # a fiscal tax period (spec section 1, "The employer and its tax year"); empty = calendar year
-    "applications": ["period_start", "period_end"],
+    "applications": ["period_start", "period_end", "employer_address"],
     # the member of the applicant's group employing the person (empty = the applicant), and the
     # claimed person's ssn for payroll exports that carry none or a masked one
     "roster": ["employer_id", "ssn"],
@@ -121,6 +121,8 @@ APPLICATIONS = pl.Schema(
         # the fiscal tax period; null = the calendar year tax_year (spec section 1)
         "period_start": pl.Date(),
         "period_end": pl.Date(),
+        # the employer's mailing address for its documents (lines separated by ";"); optional
+        "employer_address": pl.String(),
         **LINEAGE,
     }
 )

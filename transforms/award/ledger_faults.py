@@ -42,15 +42,16 @@ HEADER_BYTES = 3 * 4096  # DuckDB's file header and its two database headers
 
 def check_whole(con: duckdb.DuckDBPyConnection, path: Path) -> None:
     """Read the run records (every block they use is checksummed by DuckDB) and compare the file's
-    size with the blocks its header counts: a truncated file (a full disk, a copy cut short) is
-    damaged even where the blocks read first are whole."""
+    size with the blocks in use its header counts: a truncated file (a full disk, a copy cut short)
+    is damaged even where the blocks read first are whole. (DuckDB cuts free blocks off the end of
+    the file, so only the blocks in use must be there.)"""
     con.sql("SELECT * FROM runs").fetchall()
-    block, blocks = con.sql("SELECT block_size, total_blocks FROM pragma_database_size() "
-                            "WHERE database_name = current_database()").fetchall()[0]
+    block, used = con.sql("SELECT block_size, used_blocks FROM pragma_database_size() "
+                          "WHERE database_name = current_database()").fetchall()[0]
     size = path.stat().st_size
-    if blocks and size < HEADER_BYTES + block * blocks:
-        raise duckdb.IOException(f"the file is {size:,} bytes where its {blocks} blocks need "
-                                 f"{HEADER_BYTES + block * blocks:,}: truncated")
+    if used and size < HEADER_BYTES + block * used:
+        raise duckdb.IOException(f"the file is {size:,} bytes where its {used} blocks in use need "
+                                 f"{HEADER_BYTES + block * used:,}: truncated")
 
 
 def rollback(con: duckdb.DuckDBPyConnection, exc: BaseException) -> BaseException:

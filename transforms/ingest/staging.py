@@ -63,7 +63,7 @@ NULLABLE = {("certifications", "valid_to"), ("payroll", "check_id"), ("payroll",
             ("applications", "period_start"), ("applications", "period_end"), ("roster", "employer_id"),
             ("roster", "ssn_hash"), ("control_groups", "member_to"), ("estimate_requests", "period_start"),
             ("estimate_requests", "period_end"), ("payroll", "ssn_hash"), ("payroll", "ssn_last4_hash"),
-            ("roster", "ssn_last4_hash")}
+            ("roster", "ssn_last4_hash"), ("applications", "employer_address")}
 
 
 @dataclass
@@ -245,7 +245,8 @@ def _staged_exprs(dataset: str, c: _Cells) -> tuple[dict[str, pl.Expr], dict[str
     if dataset in ("applications", "estimate_requests"):
         instant = received_at_expr(c.cell("received_at"))
         exprs = {
-            **({"application_id": c.txt("application_id"), "county": c.txt("county")} if dataset == "applications"
+            **({"application_id": c.txt("application_id"), "county": c.txt("county"),
+                "employer_address": c.txt("employer_address")} if dataset == "applications"
                else {"request_id": c.txt("request_id")}),
             "employer_id": c.employer(), "employer_name": c.txt("employer_name"),
             "tax_type": c.txt("tax_type").str.to_uppercase(),

@@ -35,6 +35,8 @@ def write_products(
     cap_cents: int,
     history: pl.DataFrame | None = None,
     held: pl.DataFrame | None = None,
+    members: pl.DataFrame | None = None,
+    addresses: dict[str, str] | None = None,
 ) -> list[Path]:
     """Write the award file, certificates, notices and reports under ``staging_dir``.
 
@@ -46,6 +48,8 @@ def write_products(
     these applications with this run's new ones (``ledger.ROW_COLUMNS``), for the award file's
     amendment rows and the amended certificates; without it every award is a first award.
     ``held``: the held applications and the rejected lines that hold them (``award.held``).
+    ``members``: each person's rows by member of the group (``CreditResult.members``);
+    ``addresses``: application id -> the employer's mailing address (the employer documents).
     """
     from transforms.products.reports import write_reports
 
@@ -61,13 +65,14 @@ def write_products(
     documents = int((rows.get_column("awarded_cents") > 0).sum()) + awards.height  # certificates and notices
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="reports") as pool:
         reports = pool.submit(write_reports, staging_dir, con, employee_years, cap_cents, approval_year, awards=awards)
-        files += write_certificates(staging_dir, rows, awards, run_id=run_id, pdf_jobs=jobs, documents=documents)
+        files += write_certificates(staging_dir, rows, awards, run_id=run_id, pdf_jobs=jobs, documents=documents,
+                                    addresses=addresses)
         pdfs = [pool.submit(job) for job in jobs[:1]]
         files += write_notices(staging_dir, awards, employee_years, rejects, run_id=run_id, pdf_jobs=jobs,
-                               documents=documents, held=held)
+                               documents=documents, held=held, history=history, members=members, addresses=addresses)
         pdfs += [pool.submit(job) for job in jobs[len(pdfs):]]
         files += reports.result()  # (on an error above, leaving the block still waits for it)
-        files += [f.result() for f in pdfs]
+        files += [p for f in pdfs for p in f.result()]
     return files
 
 

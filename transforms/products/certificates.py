@@ -8,7 +8,9 @@ import polars as pl
 
 from transforms.products import pdf
 from transforms.products._html import decision_date, file_names, money, render_many, without_gc
+from transforms.products.agency import Agency, load_agency
 from transforms.products.award_file import award_rows
+from transforms.products.letter import address_lines, fein, letterhead, long_date, tax_period
 from transforms.products.pdf import text
 
 TAX_TYPES = {
@@ -30,7 +32,7 @@ TAX_TYPES = {
 BASIS = ("N.J.S.A. 34:11-56a40 (credit for employers of employees with impairments); N.J.S.A. 34:11-56a41(a)(4) "
          "(submission of certificates of credit to the Division of Taxation); {tax_statute} (the Director allows the "
          "credit in the amount certified by the Commissioner of Labor and Workforce Development).")
-CARRY = ("This credit applies only for the {tax_year} {period_word} for which it is allowed. An employer shall not "
+CARRY = ("This credit applies only for the {period_word} for which it is allowed. An employer shall not "
          "carry forward an unused credit; any unused amount is forfeited ({carry_cite}).")
 FLOOR = {
     "CBT": ("Minimum tax. Together with any other credits, this credit may not reduce the corporation business tax "
@@ -41,48 +43,52 @@ FLOOR = {
 }
 
 
-def pdf_record(c: dict) -> dict:
-    """A certificate's fields as the PDF template takes them (every value text)."""
-    amends = c.get("amends_certificate_no") if c.get("record_type") == "AMENDMENT" else None
+def record(row: dict, agency: Agency, addresses: dict[str, str] | None = None) -> dict:
+    """A certificate as every value of it is printed (the HTML page and the PDF take the same
+    record): the agency's letterhead, the employer's block, the tax period in its tax's words,
+    the amount (for an amended certificate the amount before and after), the statutory basis,
+    the filing instructions of its tax type and the certifying official."""
+    tt = TAX_TYPES.get(row["tax_type"], TAX_TYPES["CBT"])
+    amended = row.get("record_type") == "AMENDMENT"
+    after = int(row["certified_cents"])
+    period = tax_period(agency, row["tax_type"], row["tax_year_start"], row["tax_year_end"])
+    fields = {**row, **tt, "period_word": period["period_word"]}
     return {
-        "certificate_no": c["certificate_no"], "employer_name": text(c["employer_name"]), "employer_id": c["employer_id"],
-        "application_id": c["application_id"], "tax_type": f"{c['tax_type']} ({c['tax_type_name']})",
-        "tax_year": str(c["tax_year"]), "tax_period": f"{c['tax_year_start']} to {c['tax_year_end']}",
-        "approval_year": str(c["approval_year"]), "decided_on": c["decided_on"], "amount": money(c["certified_cents"]),
-        "amends": f"{amends} (change {money(c['change_cents'])})" if amends else "", "amends_no": text(amends),
-        "basis": BASIS.format(**c), "carry": CARRY.format(**c), "floor": FLOOR.get(c["tax_type"], FLOOR["CBT"]),
-        "submit": (f"Submit this certificate to the Division of Taxation with the return for the tax year named above "
-                   f"(CBT: Form 328). Issued under run {c['run_id']}."),
+        **letterhead(agency), **period,
+        "certificate_no": row["certificate_no"], "application_id": text(row["application_id"]),
+        "employer_name": text(row["employer_name"]), "fein": fein(row["employer_id"]),
+        "employer_address": address_lines((addresses or {}).get(row["application_id"])),
+        "tax_type": row["tax_type"] or "CBT", "tax_year": str(row["tax_year"]), "approval_year": str(row["approval_year"]),
+        "decided_on": long_date(decision_date(row.get("run_id"))), "amount": money(after),
+        "amended": amended, "amends_no": text(row.get("amends_certificate_no")) if amended else "",
+        "before": money(after - int(row.get("change_cents") or 0)) if amended else "",
+        "change": money(row.get("change_cents")) if amended else "",
+        "basis": BASIS.format(**fields), "carry": CARRY.format(**fields), "floor": FLOOR.get(row["tax_type"], FLOOR["CBT"]),
     }
 
 
 @without_gc
 def write_certificates(
     staging_dir: Path, awards: pl.DataFrame, applications: pl.DataFrame | None = None, *, run_id: str = "",
-    pdf_jobs: list | None = None, documents: int = 0,
+    pdf_jobs: list | None = None, documents: int = 0, addresses: dict[str, str] | None = None,
 ) -> list[Path]:
     """``certificates/<certificate_no>.html`` for every award > 0 (and amendment). With
-    ``pdf_jobs``, the PDF of them all (``certificates/certificates.pdf``) is appended as a job
-    (a callable) for the caller to run beside the pages (``pdf.job``: a run of ``documents``)."""
+    ``pdf_jobs``, the PDF of them all (``certificates/certificates.pdf``) and one per certificate
+    (``certificates/<certificate_no>.pdf``) are appended as a job (a callable) for the caller to
+    run beside the pages (``pdf.job``: a run of ``documents``). ``addresses``: application id ->
+    the employer's mailing address (``;`` between lines)."""
     pages = []
+    agency = load_agency()
     rows = award_rows(awards, applications)
     names = file_names(rows.get_column("certificate_no").to_list(), "certificates")
     for row in rows.iter_rows(named=True):
-        tt = TAX_TYPES.get(row["tax_type"], TAX_TYPES["GIT"] if row["tax_type"] == "GIT" else TAX_TYPES["CBT"])
-        c = {
-            **row,
-            **tt,
-            "tax_year_start": row["tax_year_start"].isoformat(),
-            "tax_year_end": row["tax_year_end"].isoformat(),
-            "run_id": row.get("run_id") or run_id,
-            "decided_on": decision_date(row.get("run_id") or run_id),
-        }
+        c = record({**row, "run_id": row.get("run_id") or run_id}, agency, addresses)
         path = Path(staging_dir) / "certificates" / f"{names[row['certificate_no']]}.html"
         pages.append((path, {"c": c}))
     if pdf_jobs is not None and pages:
-        job = pdf.job("certificates", lambda: [pdf_record(ctx["c"]) for _, ctx in pages],
-                      Path(staging_dir) / "certificates" / "certificates.pdf", footer=f"impcredit run {run_id}",
-                      documents=documents or len(pages))
+        job = pdf.job("certificates", lambda: [ctx["c"] for _, ctx in pages],
+                      Path(staging_dir) / "certificates" / "certificates.pdf", footer=agency.agency.name,
+                      documents=documents or len(pages), names=[p.stem for p, _ in pages])
         if job is not None:
             pdf_jobs.append(job)
     return render_many("certificate.html.j2", pages)

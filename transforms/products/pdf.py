@@ -1,6 +1,8 @@
 """PDF documents an employer can file: every certificate of credit and every decision notice of a
-run, one multi-page PDF per kind (``certificates/certificates.pdf``, ``notices/notices.pdf``),
-each document on pages of its own and a bookmark (PDF outline entry) per document.
+run, one multi-page PDF per kind for printing (``certificates/certificates.pdf``,
+``notices/notices.pdf``), each document on pages of its own and a bookmark (PDF outline entry) per
+document, and each document's own PDF beside its HTML page (``certificates/<certificate_no>.pdf``,
+``notices/<application_id>.pdf``), cut from the first at its bookmarks (pypdf).
 
 Rendered by Typst (the ``typst`` wheel: self-contained, no system library) from the templates in
 ``typst/`` and the same records the HTML pages are written from, passed as JSON: submitted text
@@ -49,19 +51,52 @@ def deferred(kind: str, documents: int) -> bool:
     return os.environ.get("IMPCREDIT_PDF", "auto") == "auto" and not wanted(kind, documents)
 
 
-def job(kind: str, records, target: Path, *, footer: str, documents: int):
-    """The PDF of ``records`` (a list, or a callable giving it: built only when needed): a job
-    (a callable) to run beside the HTML pages when the run renders it; its data written beside
-    the folder (``<target>.json``) for ``impcredit documents`` when deferred; else None."""
+def job(kind: str, records, target: Path, *, footer: str, documents: int, names: list[str] | None = None):
+    """The PDF of ``records`` (a list, or a callable giving it: built only when needed), and with
+    ``names`` one PDF per record beside it (``<name>.pdf``, what an employer portal attaches): a
+    job (a callable giving the paths) to run beside the HTML pages when the run renders it; its
+    data written beside the folder (``<target>.json``) for ``impcredit documents`` when
+    deferred; else None."""
     if wanted(kind, documents):
-        return lambda: render(kind, records() if callable(records) else records, target, footer=footer)
+        return lambda: render_all(kind, records() if callable(records) else records, target, footer=footer, names=names)
     if deferred(kind, documents):
         import orjson
 
         target.parent.mkdir(parents=True, exist_ok=True)
-        data = {"kind": kind, "footer": footer, "records": records() if callable(records) else records}
+        data = {"kind": kind, "footer": footer, "records": records() if callable(records) else records, "names": names}
         target.with_name(target.name + ".json").write_bytes(orjson.dumps(data))
     return None
+
+
+def render_all(kind: str, records: list[dict], target: Path, *, footer: str, names: list[str] | None) -> list[Path]:
+    """``target`` (every document) and, with ``names``, each document's own PDF."""
+    path = render(kind, records, target, footer=footer)
+    return [path, *(split(path, names) if names else [])]
+
+
+def split(path: Path, names: list[str]) -> list[Path]:
+    """Cut the PDF of several documents at its bookmarks (one per document, in order) into one
+    PDF per document, ``<name>.pdf`` beside it (written under a temporary name, then renamed)."""
+    from pypdf import PdfReader, PdfWriter
+
+    reader = PdfReader(path)
+    starts = [reader.get_destination_page_number(o) for o in reader.outline if not isinstance(o, list)]
+    if len(starts) != len(names):
+        raise RuntimeError(f"{path}: {len(starts)} bookmarks for {len(names)} documents")
+    ends = [*starts[1:], len(reader.pages)]
+    out = []
+    for name, first, stop, mark in zip(names, starts, ends, reader.outline, strict=True):
+        writer = PdfWriter()
+        for i in range(first, stop):
+            writer.add_page(reader.pages[i])
+        writer.add_metadata({"/Title": str(mark.title)})
+        one = path.with_name(f"{name}.pdf")
+        tmp = one.with_name(f".{one.name}.tmp")
+        with tmp.open("wb") as fh:
+            writer.write(fh)
+        os.replace(tmp, one)
+        out.append(one)
+    return out
 
 
 def render_pending(out_dir: Path) -> list[Path]:
@@ -70,7 +105,8 @@ def render_pending(out_dir: Path) -> list[Path]:
     made = []
     for data in sorted(Path(out_dir).glob("*/*.pdf.json")):
         d = json.loads(data.read_text(encoding="utf-8"))
-        made.append(render(d["kind"], d["records"], data.with_name(data.name.removesuffix(".json")), footer=d["footer"]))
+        made += render_all(d["kind"], d["records"], data.with_name(data.name.removesuffix(".json")), footer=d["footer"],
+                           names=d.get("names"))
         data.unlink()
     return made
 

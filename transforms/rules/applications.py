@@ -31,7 +31,7 @@ def with_requests(applications: pl.LazyFrame, requests: pl.LazyFrame, t: int, as
     apps = applications.filter((pl.col("tax_year") == t) & (pl.col("received_date") <= as_of)).select(
         "employer_id", pl.col("received_at").alias("__app_at"))
     req = requests.filter(pl.col("tax_year") == t).rename({"request_id": "application_id"}).with_columns(
-        pl.lit(None, dtype=pl.String).alias("county"))
+        pl.lit(None, dtype=pl.String).alias("county"), pl.lit(None, dtype=pl.String).alias("employer_address"))
     replaced = req.join(apps, on="employer_id", how="inner").filter(pl.col("__app_at") >= pl.col("received_at")).select(
         "application_id").unique()
     req = req.join(replaced, on="application_id", how="anti")

@@ -245,6 +245,16 @@ def write_changes(ctx: RunContext, con, staging: StagedOutputs, decisions: Decis
     return employee_years
 
 
+def addresses(applications, ids: list[str]) -> dict[str, str]:
+    """application id -> the employer's mailing address, for the applications of ``ids`` that give one."""
+    frame = applications.lazy() if isinstance(applications, pl.DataFrame) else applications
+    if "employer_address" not in frame.collect_schema().names():
+        return {}
+    got = frame.filter(pl.col("application_id").is_in(ids) & pl.col("employer_address").is_not_null()).select(
+        "application_id", "employer_address").collect()
+    return dict(got.iter_rows())
+
+
 def write_run_products(ctx: RunContext, con, staging: StagedOutputs, decisions: Decisions, summary: RunSummary) -> None:
     """The award file, certificates, notices, reports, awards.xlsx and index.html."""
     from transforms.products import write_index, write_products
@@ -257,7 +267,8 @@ def write_run_products(ctx: RunContext, con, staging: StagedOutputs, decisions: 
         made = write_products(
             staging.dir, con=con, awards=decisions.awards, employee_years=result.employees,
             rejects=staged.rejects, run_id=ctx.run_id, tax_year=ctx.tax_year, approval_year=ctx.as_of.year,
-            cap_cents=decisions.cap_cents, history=history, held=ctx.held,
+            cap_cents=decisions.cap_cents, history=history, held=ctx.held, members=result.members,
+            addresses=addresses(staged.frames["applications"], ids),
         )
         write_workbook(staging.path("awards.xlsx"), {
             "awards": awards_output(decisions.awards), "employee credits": employee_output(result.employees),

@@ -20,6 +20,16 @@ NJ_COUNTIES: tuple[str, ...] = (
     "Gloucester", "Hudson", "Hunterdon", "Mercer", "Middlesex", "Monmouth", "Morris", "Ocean",
     "Passaic", "Salem", "Somerset", "Sussex", "Union", "Warren",
 )  # fmt: skip
+# the county seat and a ZIP code of it, in NJ_COUNTIES order: the town of an employer's address
+COUNTY_SEATS: tuple[str, ...] = (
+    "Mays Landing, NJ 08330", "Hackensack, NJ 07601", "Mount Holly, NJ 08060", "Camden, NJ 08102",
+    "Cape May Court House, NJ 08210", "Bridgeton, NJ 08302", "Newark, NJ 07102", "Woodbury, NJ 08096",
+    "Jersey City, NJ 07306", "Flemington, NJ 08822", "Trenton, NJ 08608", "New Brunswick, NJ 08901",
+    "Freehold, NJ 07728", "Morristown, NJ 07960", "Toms River, NJ 08753", "Paterson, NJ 07505",
+    "Salem, NJ 08079", "Somerville, NJ 08876", "Newton, NJ 07860", "Elizabeth, NJ 07201", "Belvidere, NJ 07823",
+)  # fmt: skip
+STREETS: tuple[str, ...] = ("Main Street", "Broad Street", "Market Street", "State Street", "Route 1", "Park Avenue",
+                            "Industrial Way", "Commerce Drive")  # fmt: skip
 FREQUENCIES: tuple[str, ...] = ("weekly", "biweekly", "semimonthly", "monthly")
 FREQUENCY_SHARES = (0.35, 0.35, 0.20, 0.10)
 # dominant category of an employer, in WAGE_CATEGORIES order

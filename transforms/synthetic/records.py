@@ -12,8 +12,10 @@ import polars as pl
 
 from transforms.schema import SUBMITTED_COLUMNS, WAGE_CATEGORIES
 from transforms.synthetic.knobs import (
+    COUNTY_SEATS,
     DI_RATE_RANGE,
     NJ_COUNTIES,
+    STREETS,
     UI_RATE_RANGE,
     calendar_periods,
     day_dates,
@@ -215,6 +217,11 @@ def build_applications(seed: int, er: Employers, emp: Employees, cal: Calendar, 
             "received_at": pl.Series((app_sec + epoch_sec) * 1_000_000).cast(pl.Datetime("us")),
         }
     ).select(SUBMITTED_COLUMNS["applications"])
+    # the employer's mailing address (optional column, for its documents): a street of the
+    # employer's number in its county seat (no draw of the generator: the rest stays as it was)
+    num = er.employer_num[app_emp]
+    frame = frame.with_columns(pl.Series("employer_address", [
+        f"{10 + n % 890} {STREETS[n % len(STREETS)]}; {COUNTY_SEATS[c]}" for n, c in zip(num, er.county[app_emp], strict=True)]))
     return Applications(frame, app_emp)
 
 

@@ -1,0 +1,107 @@
+"""Documents an employer can file (issue 23): one PDF per certificate and per notice beside its
+page, each with the issuing agency (data/agency.yaml), the FEIN labelled as such, the employer's
+address, the tax period in its tax's words, the filing instructions of its tax type, the
+certifying official; notices with each reason in plain words and what to do, the appeal rights
+and the contact; no run id, spec section or register number on anything an employer receives.
+The PDFs' text is extracted (pypdf) and asserted."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+import polars as pl
+import pytest
+from pypdf import PdfReader
+
+from transforms.award import ledger
+from transforms.pii import load_key
+from transforms.products.agency import load_agency
+from transforms.products.reason_words import ACTIONS, REASONS
+from transforms.reference.parameters import load_parameters
+from transforms.runs import annual as steps
+from transforms.settings import Settings
+from transforms.synthetic.generate import generate_submission
+
+KEY = load_key({})
+AGENCY = load_agency()
+
+
+def pdf_text(path: Path) -> str:
+    return " ".join("".join(p.extract_text() for p in PdfReader(path).pages).split())
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    root = tmp_path_factory.mktemp("docs")
+    sub = root / "sub"
+    generate_submission(sub, employers=40, seed=11, tax_year=2023)
+    staged = steps.stage_inputs(sub, root / "w", KEY)
+    params = load_parameters()
+    as_of = dt.date(2024, 9, 1)
+    result = steps.compute(staged.frames, 2023, as_of, params, Settings())
+    run_id = steps.new_run_id("annual", 2023, staged.inputs_sha256)
+    steps.decide_and_commit(steps.RunContext(
+        kind="annual", run_id=run_id, tax_year=2023, as_of=as_of, params=params, settings=Settings(), workdir=root / "w",
+        out_dir=root / "o", staged=staged, result=result, started_at=ledger.now_utc()))
+    out = root / "o"
+    return {"out": out, "run_id": run_id, "awards": pl.read_csv(out / "awards.csv", infer_schema=False),
+            "apps": pl.read_csv(sub / "applications.csv", infer_schema=False)}
+
+
+def test_each_certificate_is_its_own_pdf_an_employer_can_file(run):
+    out, awards, apps = run["out"], run["awards"], run["apps"]
+    paid = awards.filter(pl.col("status").is_in(["APPROVED", "PARTIAL"])).join(
+        apps.select("application_id", "employer_address", "period_start", "period_end"), on="application_id", how="left")
+    seen = set()
+    for a in paid.iter_rows(named=True):
+        path = out / "certificates" / f"NJ-IMP-2024-{a['application_id']}.pdf"
+        text = pdf_text(path)
+        assert len(PdfReader(path).pages) == 1
+        fein = f"{a['employer_id'][:2]}-{a['employer_id'][2:]}"
+        assert f"Federal employer id (FEIN) {fein}" in text
+        assert AGENCY.agency.name in text and AGENCY.certifying_official.title in text
+        for line in a["employer_address"].split(";"):
+            assert line.strip() in text
+        assert f"${float(a['awarded']):,.2f}" in text
+        start = dt.date.fromisoformat(a["period_start"]) if a["period_start"] else dt.date(2023, 1, 1)
+        when = f"{start.strftime('%B')} {start.day}, {start.year}"
+        if a["tax_type"] == "CBT":
+            assert f"Privilege period {when} to" in text and "Form 328" in text
+        else:
+            assert f"Taxable year {when} to" in text and "Gross Income Tax Audit Branch" in text
+            assert "P.O. Box 288" in text and "Form 328" not in text
+        assert run["run_id"] not in text and "spec section" not in text and "impcredit" not in text
+        seen.add(a["tax_type"])
+    assert seen == {"CBT", "GIT"}
+
+
+def test_each_notice_explains_and_says_how_to_contest(run):
+    out, awards = run["out"], run["awards"]
+    rejected = awards.filter(pl.col("status") == "REJECTED")
+    assert rejected.height
+    for a in awards.iter_rows(named=True):
+        html = (out / "notices" / f"{a['application_id']}.html").read_text()
+        text = pdf_text(out / "notices" / f"{a['application_id']}.pdf")
+        assert "Your right to a hearing" in text and AGENCY.appeal.citation.split(";")[0] in text
+        assert AGENCY.agency.address[0] in text
+        for code in filter(None, a["reasons"].split(";")):
+            assert " ".join(ACTIONS[code].split())[:40] in text, code
+            assert REASONS[code][1] in html
+        for doc in (html, text):
+            assert run["run_id"] not in doc and "spec section" not in doc and not re.search(r"\bI-\d+\b", doc)
+    # the combined PDFs stay, for printing: every notice in one file
+    assert len(PdfReader(out / "notices" / "notices.pdf").outline) == awards.height
+
+
+def test_a_person_counted_over_the_group_is_shown_by_member(run):
+    members = pl.read_parquet(run["out"] / "employee_members.parquet")
+    multi = members.filter(pl.len().over("application_id", "roster_employer_id", "employee_id") > 1)
+    if multi.height == 0:
+        pytest.skip("the sample has no person paid by two members")
+    app = multi["application_id"][0]
+    html = (run["out"] / "notices" / f"{app}.html").read_text()
+    assert 'id="members"' in html
+    for m in multi.filter(pl.col("application_id") == app)["member_id"].unique():
+        assert f"{m[:2]}-{m[2:]}" in html
