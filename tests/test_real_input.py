@@ -333,6 +333,12 @@ def test_data_docs_show_hostile_text_harmlessly_with_the_same_results(tmp_path):
     assert got["gx"] == got["polars"] and [r[4] for r in got["gx"]] == ["unprintable_character"]
     pages = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "gx" / "docs").rglob("*.html"))
     assert "alert(2)" in pages and "<script>alert" not in pages
+    # the site opens with no network: nothing loaded from elsewhere, the index plain HTML naming
+    # each validation's dataset and file and its result, the failing one marked FAIL
+    assert not re.search(r'(src|href)="(https?:)?//', pages)
+    index = (tmp_path / "gx" / "docs" / "index.html").read_text(encoding="utf-8")
+    assert "<td>applications</td>" in index and "applications.csv" in index and 'class="bad">FAIL' in index
+    assert "Data asset: None" not in pages and "Data asset: applications, file" in pages
     names = scan_lake(tmp_path / "gx" / "wd", "applications").collect().get_column("employer_name").to_list()
     assert sorted(names) == sorted(NAMES)  # stored as given
 

@@ -173,6 +173,10 @@ def cases(dataset: str) -> list[tuple[str, dict, str | None]]:
         add("received_next_year", received_at=datetime(2027, 1, 1, tzinfo=UTC))
         add("fiscal_12_months", tax_year=2023, period_start=date(2023, 7, 1), period_end=date(2024, 6, 30))
         add("fiscal_52_weeks", tax_year=2023, period_start=date(2023, 7, 2), period_end=date(2024, 6, 29))
+        add("address_ok", employer_address="1 Main Street; Suite 200; Trenton, NJ 08608")
+        add("address_300", employer_address="x" * 300)
+        add("address_301", employer_address="x" * 301)
+        add("address_newline", employer_address="1 Main Street\nTrenton")
         add("fiscal_53_weeks", tax_year=2023, period_start=date(2023, 7, 2), period_end=date(2024, 7, 6))
         add("fiscal_365_days", tax_year=2023, period_start=date(2023, 7, 1), period_end=date(2024, 6, 29))
         add("fiscal_other_year", tax_year=2024, period_start=date(2023, 7, 1), period_end=date(2024, 6, 30))
@@ -283,6 +287,8 @@ def test_every_expectation_broken(dataset):
             assert got[("unprintable_character", c)].lines == [line[f"{c}_unprintable{j}"] for j in range(len(UNPRINTABLE))]
         assert got[("id_too_long", "application_id")].lines == [line["application_id_65"]]
         assert ("id_too_long", "employer_name") not in got  # a name may be longer than an id
+        assert got[("text_too_long", "employer_address")].lines == [line["address_301"]]
+        assert got[("unprintable_character", "employer_address")].lines == [line["address_newline"]]
         assert got[("received_in_future", "received_at")].lines == [line["received_1us_later"], line["received_next_year"]]
     if dataset == "roster":
         assert got[("unknown_wage_category", "wage_category")].lines == [line[f"category_{v}"] for v in ("General", " general", "other")]

@@ -18,7 +18,7 @@ import polars as pl
 from transforms import schema
 from transforms.ingest import batches as bt
 from transforms.ingest import cross_rows as xrows
-from transforms.ingest import earlier_rows, lake_check, lake_files
+from transforms.ingest import docs_offline, earlier_rows, lake_check, lake_files
 from transforms.ingest import files as fl
 from transforms.ingest import lake as lk
 from transforms.ingest import pieces as pc
@@ -324,6 +324,8 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
     records, rejects, works = plan.records, plan.rejects, plan.todo
     validating = start("validate")
     _validate_files(plan, key, now, docs_dir, engine)
+    if docs_dir is not None:
+        docs_offline.offline(docs_dir)  # pages that open with no network
     accepted, replaced = _accept(works, plan.paths, lake, known, workdir, key, now)
     n_accepted = _accepted_counts(accepted)
     ingested_at = datetime.now(UTC).isoformat(timespec="seconds")

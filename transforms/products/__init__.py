@@ -76,45 +76,21 @@ def write_products(
     return files
 
 
-GROUPS = [  # (title, top-level name or folder, note)
-    ("Decisions", ["awards.csv", "awards.xlsx", "employee_credits.csv", "changes.csv", "manifest.json"], ""),
-    ("For the Division of Taxation", ["taxation/"], ""),
-    ("Reports", ["reports/"], ""),
-    ("Rejected input", ["rejects.csv", "rejects/"], "each employer's rejected rows in rejects/"),
-    ("Certificates of credit", ["certificates/"], ""),
-    ("Decision notices", ["notices/"], ""),
-    ("Validation (Great Expectations Data Docs)", ["data_docs/"], ""),
-    ("For audit and explain", ["employee_years.parquet"], ""),
-]
+def write_index(staging_dir: Path, summary, *, decided_at: str, awards: pl.DataFrame | None = None,
+                history: pl.DataFrame | None = None, held: pl.DataFrame | None = None,
+                rejects: pl.DataFrame | None = None) -> Path:
+    """``index.html``: the run page (``run_page.write_run_page``); ``history`` names each
+    application's certificate now (an amended one's latest)."""
+    from transforms.products.notices import _certificates
+    from transforms.products.run_page import write_run_page
 
-
-def write_index(staging_dir: Path, summary, *, decided_at: str) -> Path:
-    """``index.html``: every output of the run, grouped, linked by its path in the folder."""
-    from transforms.outputs import _walk_files
-    from transforms.products._html import render
-
-    staging_dir = Path(staging_dir)
-    root = len(str(staging_dir)) + 1
-    files = sorted(str(p)[root:] for p in _walk_files(staging_dir))
-    group_of = {n: i for i, (_, names, _) in enumerate(GROUPS) for n in names}
-    by_group: dict[int, list[str]] = {}
-    for f in files:  # a file belongs to the group of its name, or of its top folder
-        top = f.split("/", 1)[0] + "/" if "/" in f else f
-        if (g := group_of.get(f, group_of.get(top))) is not None:
-            by_group.setdefault(g, []).append(f)
-    groups = []
-    for g, (title, names, note) in enumerate(GROUPS):
-        mine = by_group.get(g, [])
-        if not mine:
-            continue
-        if "notices/" in names or "certificates/" in names:  # thousands: the folder and a count
-            groups.append({"title": f"{title} ({len(mine):,} files)", "files": [
-                {"href": m, "name": m, "note": ""} for m in mine[:500]] + (
-                [{"href": names[0], "name": f"... and {len(mine) - 500:,} more in {names[0]}", "note": ""}] if len(mine) > 500 else [])})
-            continue
-        groups.append({"title": title, "files": [{"href": m, "name": m, "note": note if m.endswith("/") else ""} for m in mine]})
-    return render("index.html.j2", staging_dir / "index.html", r=summary, decided_at=decided_at,
-                  changes=getattr(summary, "changes", []), groups=groups)
+    certs: dict[str, str] = {}
+    if awards is not None:
+        certs = {a: certificate_no(y, a) for a, y, c in awards.select("application_id", "approval_year", "awarded_cents").iter_rows()
+                 if c > 0}
+        certs.update({a: c["certificate_no"] for a, c in _certificates(history, awards).items()})
+    return write_run_page(staging_dir, summary, decided_at=decided_at, awards=awards, certificates=certs, held=held,
+                          rejects=rejects)
 
 
 __all__ = [
