@@ -69,11 +69,19 @@ def test_run_correct_rerun_reopen_rerun(prefect_harness, sub, tmp_path):
 
     # a corrected payroll file: more hours in 2023 for that employer
     changed_file = scale_2023(src, employer, 1.25)
+    # and a member joins a group after the years measured: the group's change is noticed
+    with (src / "control_groups.csv").open("a") as fh:
+        fh.write("G001,999999901,2026-01-01,\n")
     r = annual(src, work, tmp_path / "o2")
-    assert "1 changed" in r.flat and "request now differs" in r.flat and app in r.flat
+    assert "2 changed" in r.flat and "request now differs" in r.flat and app in r.flat
     changes = pl.read_csv(tmp_path / "o2" / "changes.csv", infer_schema=False)
-    assert changes.filter(pl.col("change") == "file changed").get_column("file").to_list() == [
-        changed_file.relative_to(src).as_posix()]
+    assert changes.filter(pl.col("change") == "file changed").get_column("file").to_list() == sorted([
+        "control_groups.csv", changed_file.relative_to(src).as_posix()])
+    group = changes.filter(pl.col("change") == "control group G001 changed")
+    assert group.rows() == [("control group G001 changed", "control_groups.csv", None, None,
+                             "240487869 2015-01-01..; 307310631 2015-01-01..",
+                             "240487869 2015-01-01..; 307310631 2015-01-01..; 999999901 2026-01-01..")]
+    assert "control groups whose members changed: G001" in r.flat
     assert changes.filter(pl.col("change") == "employee-year changed").height >= 1
     differs = changes.filter(pl.col("change").str.starts_with("request differs"))
     assert app in differs.get_column("application_id").to_list()

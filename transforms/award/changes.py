@@ -28,6 +28,8 @@ class Changes:
     employee_years: pl.DataFrame | None = None  # application_id, employee_id, status/credit before and now
     request_differs: pl.DataFrame | None = None  # application_id, requested_cents, requested_now_cents, awarded_cents
     reopened: list[str] = field(default_factory=list)
+    # (group id, its members before, its members now) of each control group whose membership changed
+    groups_changed: list[tuple[str, str, str]] = field(default_factory=list)
 
     @property
     def inputs_changed(self) -> bool:
@@ -40,6 +42,7 @@ class Changes:
             "employee_years_changed": 0 if self.employee_years is None else self.employee_years.height,
             "requests_differ_from_decision": 0 if self.request_differs is None else self.request_differs.height,
             "reopened_decided": len(self.reopened),
+            "control_groups_changed": len(self.groups_changed),
         }
 
     def frame(self) -> pl.DataFrame:
@@ -60,6 +63,8 @@ class Changes:
                              "before": f"requested {_money(r['requested_cents'])}, awarded {_money(r['awarded_cents'])}",
                              "after": f"requested {_money(r['requested_now_cents'])}"})
         rows += [{"change": "reopened, decided again", "application_id": a} for a in self.reopened]
+        rows += [{"change": f"control group {g} changed", "file": "control_groups.csv", "before": b, "after": a}
+                 for g, b, a in self.groups_changed]
         return pl.DataFrame(rows, schema=CHANGE_COLUMNS) if rows else pl.DataFrame(schema=CHANGE_COLUMNS)
 
     def lines(self) -> list[str]:
@@ -77,6 +82,8 @@ class Changes:
                        f"{c['requests_differ_from_decision']} ({ids}{more})")
         if self.reopened:
             out.append(f"reopened applications decided again: {', '.join(self.reopened)}")
+        if self.groups_changed:
+            out.append(f"control groups whose members changed: {', '.join(g for g, _, _ in self.groups_changed)}")
         return out
 
 
@@ -88,10 +95,29 @@ def _ey(status: str | None, credit: int | None) -> str:
     return "" if status is None else f"{status} {_money(credit)}"
 
 
+def memberships(groups: pl.LazyFrame | pl.DataFrame | None) -> dict[str, str]:
+    """group id -> its members as one line (``employer_id from..to``, sorted; an open end as ``..``),
+    what a run records to notice a changed group (spec section 1, control_groups.csv)."""
+    if groups is None:
+        return {}
+    g = groups.lazy().select("group_id", "employer_id", "member_from", "member_to").collect()
+    out: dict[str, list[str]] = {}
+    for gid, emp, start, end in g.sort("group_id", "employer_id", "member_from").iter_rows():
+        out.setdefault(gid, []).append(f"{emp} {start or ''}..{end or ''}")
+    return {gid: "; ".join(members) for gid, members in out.items()}
+
+
+def _groups_changed(before: dict[str, str], now: dict[str, str]) -> list[tuple[str, str, str]]:
+    return [(g, before.get(g, "(none)"), now.get(g, "(none)")) for g in sorted(set(before) | set(now))
+            if before.get(g) != now.get(g)]
+
+
 def since_last_run(con, *, kind: str, tax_year: int, files: list[dict], employee_years: pl.DataFrame,
-                   request_differs: pl.DataFrame | None = None, reopened: list[str] | None = None) -> Changes:
-    """The changes of a run about to commit, against the ledger's last run (files) and the last
-    run of the same kind and tax year (employee-years: ``ledger.EMPLOYEE_YEAR_SCHEMA``)."""
+                   request_differs: pl.DataFrame | None = None, reopened: list[str] | None = None,
+                   groups: dict[str, str] | None = None) -> Changes:
+    """The changes of a run about to commit, against the ledger's last run (files, control groups)
+    and the last run of the same kind and tax year (employee-years: ``ledger.EMPLOYEE_YEAR_SCHEMA``).
+    ``groups``: this run's ``memberships``; a run recorded before they were kept compares none."""
     since, before = ledger.last_inputs(con)
     now = {f["path"]: f["sha256"] for f in files}
     out = Changes(since_run=since, request_differs=request_differs, reopened=list(reopened or []))
@@ -99,6 +125,9 @@ def since_last_run(con, *, kind: str, tax_year: int, files: list[dict], employee
         out.files_added = sorted(set(now) - set(before))
         out.files_removed = sorted(set(before) - set(now))
         out.files_changed = sorted(p for p in set(now) & set(before) if now[p] != before[p])
+        recorded = ledger.run_summary(con, since).get("control_groups")
+        if recorded is not None and groups is not None:
+            out.groups_changed = _groups_changed(recorded, groups)
     last, prev = ledger.last_employee_years(con, kind, tax_year)
     if last is not None:
         key = ["application_id", "employee_id"]

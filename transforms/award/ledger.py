@@ -359,5 +359,11 @@ def last_run(con: duckdb.DuckDBPyConnection, kind: str, tax_year: int) -> dict |
     return None if row is None else {"run_id": row[0], **json.loads(row[1])}
 
 
+def run_summary(con: duckdb.DuckDBPyConnection, run_id: str) -> dict:
+    """The summary a run recorded (``{}`` for an unknown run)."""
+    row = con.sql("SELECT summary_json FROM runs WHERE run_id = $r", params={"r": run_id}).fetchall()
+    return json.loads(row[0][0]) if row else {}
+
+
 def now_utc() -> dt.datetime:
     return dt.datetime.now(dt.UTC).replace(tzinfo=None)

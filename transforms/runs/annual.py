@@ -18,7 +18,7 @@ import polars as pl
 
 from transforms import failpoints
 from transforms.award import acts, ledger
-from transforms.award.changes import since_last_run
+from transforms.award.changes import memberships, since_last_run
 from transforms.award.decide import ROW_SCHEMA, Decisions, awards_output
 from transforms.award.decide import decide as decide_applications
 from transforms.award.held import held_applications, hold, holding_lines
@@ -238,7 +238,7 @@ def write_changes(ctx: RunContext, con, staging: StagedOutputs, decisions: Decis
     employee_years = employee_years_of(ctx.result)
     changed = since_last_run(con, kind=ctx.kind, tax_year=ctx.tax_year, files=ctx.staged.files,
                              employee_years=employee_years, request_differs=decisions.request_differs,
-                             reopened=decisions.reopened)
+                             reopened=decisions.reopened, groups=memberships(ctx.staged.frames.get("control_groups")))
     write_csv(changed.frame(), staging.path("changes.csv"))
     summary.changes, summary.changes_counts = changed.lines(), changed.counts()
     summary.inputs_changed = changed.inputs_changed

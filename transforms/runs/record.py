@@ -15,6 +15,7 @@ from filelock import FileLock, Timeout
 
 from transforms import schema
 from transforms.award import ledger
+from transforms.award.changes import memberships
 from transforms.reference.parameters import Parameters
 from transforms.runs.inputs import RunError, StagedInputs
 from transforms.settings import Settings
@@ -137,5 +138,6 @@ def run_record(summary: RunSummary, *, started_at: dt.datetime, settings: Settin
         "started_at": started_at,
         "committed_at": ledger.now_utc(),
         "summary_json": json.dumps({**{k: v for k, v in summary.to_dict().items() if k != "outputs"},
-                                    "lake_sha256": staged.lake_sha256}, sort_keys=True),
+                                    "lake_sha256": staged.lake_sha256,
+                                    "control_groups": memberships(staged.frames.get("control_groups"))}, sort_keys=True),
     }
