@@ -261,7 +261,7 @@ def test_with_overrides(p):
     assert q.value("program.annual_cap", date(1950, 1, 1)) == 12_000_000.0  # effective 1900-01-01
     assert q.value("minimum_wage.general", date(2023, 5, 1)) == 15.0
     assert q.value("minimum_wage.general", date(2024, 5, 1)) == 15.13  # later values unchanged
-    what_if = Citation(title="what-if override", href="https://impcredit.invalid/what-if")
+    what_if = Citation(title="what-if override", href="https://impcredit.invalid/what-if", source="what-if")
     assert q.citation("minimum_wage.general", date(2023, 5, 1)) == what_if
     assert q.citation("program.annual_cap", date(2024, 1, 1)) == what_if
     assert q.version != before_version and len(q.version) == 16
@@ -403,8 +403,8 @@ def test_misspelled_references_key_fails(tmp_path):
     d = _copy(tmp_path)
     path = d / "minimum_wage.yaml"
     text = path.read_text()
-    assert "        reference: &src_a" in text
-    path.write_text(text.replace("        reference: &src_a", "        refernces: &src_a", 1))
+    assert "      reference:\n" in text
+    path.write_text(text.replace("      reference:\n", "      refernces:\n", 1))
     with pytest.raises(ParameterError) as exc:
         load_parameters(d)
     msg = str(exc.value)
@@ -466,6 +466,7 @@ def test_new_year_added_to_copy_loads(tmp_path):
                 "reference": {
                     "title": "SSA test",
                     "href": "https://ssa.gov/OACT/COLA/autoAdj.html",
+                    "source": "government",
                 },
             }
         )

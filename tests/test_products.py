@@ -392,8 +392,13 @@ def test_cli_explain_json_text_and_error(scenario):
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     assert data["check"]["ok"] and data["employee_year"]["employee_id"] == "E1"
+    cites = {x["label"]: x["citation"] for x in data["parameters"]}
+    assert cites["CF(2023)"]["source"] == "derived" and cites["Social Security wage base"]["source"] == "government"
+    assert {c["source"] for c in cites.values()} == {"government", "official_text", "derived", "secondary"}
+    assert all(c["label"].startswith(c["title"] + " [") for c in cites.values())
     res = runner.invoke(app, [*base, "--employee", "E1"])
     assert res.exit_code == 0 and "Check" in res.stdout and "CF(2023)" in res.stdout
+    assert "SECONDARY" in res.stdout  # a citation says what kind of source it is (not read as markup)
     res = runner.invoke(app, [*base, "--employee", "NOPE"])
     assert res.exit_code == 2
     assert "the employee NOPE is unknown" in " ".join(res.output.split()) and "Traceback" not in res.output

@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 
 from flows.cli import common
 
@@ -50,8 +51,8 @@ def render_text(r: dict, console: Console) -> None:
         for c in ("parameter", "value", "period", "citation"):
             p.add_column(c, overflow="fold")
         for x in r["parameters"]:
-            cite = x["citation"]["title"] + (f" <{x['citation']['href']}>" if x["citation"]["href"] else "")
-            p.add_row(x["label"], _fmt(x["value"]), x["period"], cite)
+            cite = x["citation"].get("label", x["citation"]["title"]) + (f" <{x['citation']['href']}>" if x["citation"]["href"] else "")
+            p.add_row(x["label"], _fmt(x["value"]), x["period"], Text(cite))  # text, not markup
         console.print(p)
     if r["reasons"]:
         t = Table(title="Reasons")

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from flows.cli import common
 
@@ -41,5 +42,5 @@ def settings(
         for i, v in enumerate(s.values):
             value = v.value.isoformat() if hasattr(v.value, "isoformat") else f"{v.value:g}"
             p.add_row(name if i == 0 else "", v.effective.isoformat(), f"{value} {s.unit if s.unit != 'date' else ''}".strip(),
-                      v.citation.title)
+                      Text(v.citation.label))  # text, not markup: the label ends in [...]
     common.console.print(p)

@@ -117,7 +117,7 @@ def _read_lake(workdir: Path, dataset: str, filt: pl.Expr, cols: list[str]) -> l
 def _param(name: str, label: str, value: Any, params: Parameters, on: dt.date, period: str) -> dict:
     c = params.citation(name, on)
     return {"name": name, "label": label, "value": value, "period": period,
-            "citation": {"title": c.title, "href": c.href}}
+            "citation": {"title": c.title, "href": c.href, "source": c.source, "label": c.label}}
 
 
 def parameters_used(params: Parameters, row: dict, rules: RuleSettings) -> list[dict]:

@@ -52,6 +52,9 @@ class _Strict(BaseModel):
 class _ReferenceModel(_Strict):
     title: str
     href: str
+    # government | official_text | derived | secondary (values.SOURCE_WORDS): a secondary source
+    # only where no government publication is known, and its title says so
+    source: Literal["government", "official_text", "derived", "secondary"]
 
     @field_validator("title")
     @classmethod
@@ -256,7 +259,7 @@ def parse_file(path: Path, data: bytes) -> dict[str, Series]:
                     effective=v.effective,
                     value=v.value,
                     confidence=v.confidence,
-                    citation=Citation(title=v.reference.title, href=v.reference.href),
+                    citation=Citation(title=v.reference.title, href=v.reference.href, source=v.reference.source),
                     note=v.note,
                 )
                 for v in sm.values

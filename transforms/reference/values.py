@@ -21,13 +21,32 @@ class MissingParameterError(ParameterError):
     or after ``known_through``). The message names the parameter, the date and the file."""
 
 
+# What a citation is (reference.source in data/reference/*.yaml): the publishing government's own
+# page, the official text (a statute, a rule, a Federal Register notice) on another host, a value
+# computed from published inputs, or a secondary source where no government publication was found
+# (../shared/reference/primary-sources.md).
+SOURCE_WORDS = {
+    "government": "government publication",
+    "official_text": "official text, third-party host",
+    "derived": "derived from published inputs",
+    "secondary": "SECONDARY SOURCE: no government publication found",
+    "what-if": "what-if override",
+}
+
+
 @dataclass(frozen=True)
 class Citation:
     title: str
     href: str
+    source: str = "government"  # a key of SOURCE_WORDS
+
+    @property
+    def label(self) -> str:
+        """The title with what kind of source it is, as ``explain`` and ``settings`` show it."""
+        return f"{self.title} [{SOURCE_WORDS[self.source]}]"
 
 
-WHAT_IF_CITATION = Citation(title="what-if override", href="https://impcredit.invalid/what-if")
+WHAT_IF_CITATION = Citation(title="what-if override", href="https://impcredit.invalid/what-if", source="what-if")
 
 
 @dataclass(frozen=True)
