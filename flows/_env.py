@@ -30,9 +30,16 @@ configure()
 KEY_BLOCK_ENV = "IMPCREDIT_HMAC_KEY_BLOCK"
 
 
+def run_tags(run_id: str) -> list[str]:
+    """The tags of a flow run: ``impcredit``, its kind and its tax year (``annual``, ``tax-year-2023``)."""
+    parts = run_id.split("-")
+    year = next((p for p in parts[1:] if len(p) == 4 and p.isdigit()), None)
+    return ["impcredit", parts[0]] + ([f"tax-year-{year}"] if year and parts[0] != "backfill" else [])
+
+
 def name_flow_run(run_id: str) -> str | None:
-    """Name the current flow run by impcredit's run id (known once the inputs are hashed), so the
-    Prefect UI and API list runs as the ledger does; returns the flow run's id."""
+    """Name the current flow run by impcredit's run id (known once the inputs are hashed) and tag it
+    (``run_tags``), so the Prefect UI and API list runs as the ledger does; the flow run's id."""
     from prefect.client.orchestration import get_client
     from prefect.runtime import flow_run
 
@@ -40,7 +47,8 @@ def name_flow_run(run_id: str) -> str | None:
         return None
     try:
         with get_client(sync_client=True) as client:
-            client.update_flow_run(flow_run.id, name=run_id)
+            tags = sorted({*(flow_run.tags or []), *run_tags(run_id)})
+            client.update_flow_run(flow_run.id, name=run_id, tags=tags)
     except Exception:  # a name is a convenience: never a reason for a run to fail
         logging.getLogger("impcredit").debug("could not rename flow run %s", flow_run.id, exc_info=True)
     return str(flow_run.id)
@@ -78,3 +86,17 @@ def hash_key():
     if len(key) < 32:
         raise KeyError_("the ssn hash key must be at least 32 characters long")
     return HashKey(key, f"block:{block}")
+
+
+def outputs_markdown(title: str, summary, lines: list[str]) -> str:
+    """A run's Prefect artifact: its id, what it decided and links to its outputs (file URLs of the
+    run page, award file, manifest and the rest of what it wrote)."""
+    from pathlib import Path
+
+    out = Path(summary.out_dir)
+    md = [f"## {title}", "", f"Run `{summary.run_id}`", ""] + [f"- {x}" for x in lines] + ["", "### Outputs", ""]
+    first = [n for n in ("index.html", "awards.csv", "held.csv", "changes.csv", "estimates.csv", "diff.csv", "manifest.json")
+             if (out / n).is_file()]
+    md += [f"- [{n}]({(out / n).as_uri()})" for n in first]
+    md.append(f"- [the output folder]({out.as_uri()}) ({len(summary.outputs)} files)")
+    return "\n".join(md) + "\n"

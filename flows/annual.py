@@ -6,7 +6,7 @@ import datetime as dt
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task
-from prefect.artifacts import create_table_artifact
+from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows import _env
@@ -32,7 +32,7 @@ def decide_write_commit(ctx: steps.RunContext) -> steps.RunSummary:
     return steps.decide_and_commit(ctx)
 
 
-@flow(name="impcredit-annual", log_prints=False)
+@flow(name="impcredit-annual", flow_run_name="annual-{tax_year}-as-of-{as_of}", log_prints=False)
 def annual_flow(
     input_dir: Path,
     tax_year: int,
@@ -63,9 +63,14 @@ def annual_flow(
         ))
     summary.prefect_flow_run = flow_run_id
     logger.info("run %s committed: %d applications, awarded %.2f", run_id, summary.applications, summary.awarded)
-    create_table_artifact(
+    create_markdown_artifact(
         key=f"annual-{tax_year}",
-        table=[{"status": k, "applications": v} for k, v in summary.statuses.items()],
+        markdown=_env.outputs_markdown(f"Annual run, tax year {tax_year} (as of {as_of})", summary, [
+            f"applications: {summary.applications:,} ("
+            + ", ".join(f"{k} {v}" for k, v in summary.statuses.items()) + ")",
+            f"requested ${summary.requested:,.2f}, awarded ${summary.awarded:,.2f} (${summary.awarded_now:,.2f} by this run)",
+            f"cap ${summary.cap:,.2f}, left ${summary.cap_left:,.2f}",
+            f"held, not decided: {getattr(summary, 'held', 0):,}; rejected input rows: {summary.rejected_rows:,}"]),
         description=f"Annual run {run_id}: requested {summary.requested:,.2f}, awarded {summary.awarded:,.2f}",
     )
     return summary

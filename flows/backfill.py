@@ -15,7 +15,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 from prefect.states import Completed, Failed
 
-from flows import _env  # noqa: F401
+from flows import _env
 from flows.annual import annual_flow
 from transforms.reference.parameters import Parameters
 from transforms.settings import Settings
@@ -71,8 +71,17 @@ def parse_years(spec: str) -> list[int]:
 
 
 def year_input(input_dir: Path, year: int) -> Path:
+    """The folder a tax year reads: ``<dir>/<year>`` when the input has one per year, else the
+    whole input. A year with no folder of its own where other years have one is an error (it would
+    read the other years' files, their employer rates among them), never a silent fallback."""
     sub = input_dir / str(year)
-    return sub if sub.is_dir() else input_dir
+    if sub.is_dir():
+        return sub
+    others = sorted(p.name for p in input_dir.iterdir() if p.is_dir() and len(p.name) == 4 and p.name.isdigit())
+    if others:
+        raise ValueError(f"{input_dir} has a folder per tax year ({', '.join(others)}) but none for {year}: "
+                         f"add {sub} or leave {year} out of --years")
+    return input_dir
 
 
 @flow(name="impcredit-backfill", log_prints=False)
@@ -90,10 +99,19 @@ def backfill_flow(
     else July 1 of the following year (so each tax year is approved in its own approval year)."""
     logger = get_run_logger()
     report = BackfillReport()
+    years = sorted(years)
+    _env.name_flow_run(f"backfill-{years[0]}-{years[-1]}" if years else "backfill")  # tagged impcredit, backfill
     for year in sorted(years):
         year_as_of = as_of or dt.date(year + 1, 7, 1)
+        try:
+            year_dir = year_input(input_dir, year)
+        except ValueError as exc:
+            report.years.append(YearOutcome(year, "failed", str(exc)))
+            logger.error("tax year %s failed: %s", year, exc)
+            continue
+        logger.info("tax year %s reads %s", year, year_dir)
         state = annual_flow(
-            input_dir=year_input(input_dir, year), tax_year=year, as_of=year_as_of, out_dir=out_dir / str(year),
+            input_dir=year_dir, tax_year=year, as_of=year_as_of, out_dir=out_dir / str(year),
             workdir=workdir, params=params, settings=settings, wait_seconds=wait_seconds,
             return_state=True,
         )

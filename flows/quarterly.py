@@ -48,7 +48,7 @@ def write_and_record(ctx: steps.RunContext) -> q.QuarterlySummary:
     return q.run_quarterly(ctx)
 
 
-@flow(name="impcredit-quarterly", log_prints=False)
+@flow(name="impcredit-quarterly", flow_run_name="quarterly-{tax_year}-q{quarter}-as-of-{as_of}", log_prints=False)
 def quarterly_flow(
     input_dir: Path,
     tax_year: int,
@@ -79,7 +79,8 @@ def quarterly_flow(
     logger.info("quarterly run %s: %s", run_id, summary.cap_line)
     create_markdown_artifact(
         key=f"quarterly-{tax_year}-q{quarter}",
-        markdown=f"**{run_id}**\n\nCap pressure: {summary.cap_line}\n",
+        markdown=_env.outputs_markdown(f"Quarterly estimate, tax year {tax_year} Q{quarter} (as of {as_of})", summary,
+                                       [f"cap pressure: {summary.cap_line}"]),
         description=f"Quarterly estimate {tax_year} Q{quarter}",
     )
     return summary

@@ -24,7 +24,7 @@ def decide_and_write(ctx: steps.RunContext, assignments: dict) -> w.WhatIfOutcom
     return w.run_whatif(ctx, assignments)
 
 
-@flow(name="impcredit-whatif", log_prints=False)
+@flow(name="impcredit-whatif", flow_run_name="whatif-{tax_year}-as-of-{as_of}", log_prints=False)
 def whatif_flow(
     input_dir: Path,
     tax_year: int,

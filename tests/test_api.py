@@ -65,6 +65,13 @@ def test_the_first_run_starts_the_api_the_next_reuse_it_and_it_stops_when_idle(t
     e = env(home, idle=4)
     r1 = annual(sub, tmp_path, "r1", e)
     assert r1.returncode == 0, r1.stderr
+    # the run records the wall time the user waited, the API's start included (issue 23, item 6)
+    import duckdb
+
+    con = duckdb.connect(str(tmp_path / "r1" / "work" / "impcredit.duckdb"), read_only=True)
+    started, committed, summary = con.sql("SELECT started_at, committed_at, summary_json FROM runs").fetchone()
+    con.close()
+    assert json.loads(summary)["wall_seconds"] > (committed - started).total_seconds() + 0.3
     state = json.loads((home / "impcredit-api.json").read_text())
     assert alive(state["pid"]) and servers_of(home) == [state["pid"]]
     t0 = time.monotonic()

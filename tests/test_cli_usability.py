@@ -120,6 +120,19 @@ def test_quarterly_and_variance_in_every_sequence(prefect_harness, sub, tmp_path
     assert var.get_column("projected_q1").null_count() == var.get_column("variance_q1").null_count() == var.height
     missing = var.filter(pl.col("projected_q2").is_null())
     assert missing.get_column("variance_q2").null_count() == missing.height
+    # the variance said in words: above or below the projection, no minus sign on a dollar amount
+    total = var.get_column("variance_q2").cast(pl.Float64).sum()
+    words = "above" if total > 0 else "below"
+    assert f"Q2 variance (final - projected) ${abs(total):,.2f} {words} the projection" in r.flat
+    assert "$-" not in r.output
+
+
+def test_a_variance_reads_as_words():
+    from flows.cli.variance import signed
+
+    assert signed(-499.82) == "$499.82 below the projection"
+    assert signed(1234.5) == "$1,234.50 above the projection"
+    assert signed(0.001) == "$0.00 (final equals the projection)"
 
 
 def test_whatif_says_its_settings_and_totals_and_diff_has_employee_rows(prefect_harness, sub, tmp_path):
@@ -131,9 +144,54 @@ def test_whatif_says_its_settings_and_totals_and_diff_has_employee_rows(prefect_
     assert r.exit_code == 0, r.output
     assert "settings: overtime=premium, counterfactual_path=formula" in r.flat
     assert "before (ledger): requested $" in r.flat and "what-if: requested $" in r.flat
+    # its panel says what would be, and that the ledger was only read
+    assert "Would be awarded (nothing recorded)" in r.flat and "by this run" not in r.flat
+    assert "Ledger (read, not written)" in r.flat and "Cap / cap left if so decided" in r.flat
     diff = pl.read_csv(tmp_path / "wi" / "diff.csv", infer_schema=False)
     assert set(diff.get_column("level")) <= {"application", "employee"}
     emp = diff.filter(pl.col("level") == "employee")
     assert emp.height > 0 and set(emp.get_column("why")) == {"credit"}
     apps = diff.filter(pl.col("level") == "application")
     assert all(set(why.split(";")) <= {"credit", "cap", "policy", "queue"} for why in apps.get_column("why"))
+
+
+def test_help_imports_none_of_the_stack():
+    """``impcredit --help`` and a command's help answer at once: no Polars, DuckDB, Prefect or GX."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom flows.cli import app\n"
+            "for args in (['--help'], ['annual', '--help'], ['runs', '--help']):\n"
+            "    assert CliRunner().invoke(app, args).exit_code == 0\n"
+            "heavy = [m for m in ('polars', 'duckdb', 'prefect', 'great_expectations', 'pyarrow') if m in sys.modules]\n"
+            "assert not heavy, heavy\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parent.parent, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_ingest_takes_relative_folders_and_runs_takes_the_ids_it_prints(prefect_harness, sub, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = cli("ingest", "--input", sub, "--workdir", "work", "--out", "out")
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "out" / "data_docs" / "index.html").is_file() and (tmp_path / "out" / "rejects.csv").is_file()
+    assert "Data Docs (Great Expectations):" in r.flat
+    for name in ("a1", "a2"):
+        assert cli("annual", "--input", sub, "--tax-year", "2023", "--as-of", "2024-07-01", "--workdir", "work",
+                   "--out", name).exit_code == 0
+    r = cli("runs", "--workdir", "work")
+    assert r.exit_code == 0 and max(len(x) for x in r.output.splitlines()) <= 80
+    short = [line.split()[2] for line in r.output.splitlines() if " annual " in line]
+    assert len(short) == 2 and short[0] != short[1]
+    import duckdb
+
+    con = duckdb.connect(str(tmp_path / "work" / "impcredit.duckdb"), read_only=True)
+    full = [x[0] for x in con.sql("SELECT run_id FROM runs ORDER BY committed_at").fetchall()]
+    con.close()
+    for given in (short[1], full[1], full[1][:-4]):
+        r = cli("runs", "--workdir", "work", "--run", given, width=200)
+        assert r.exit_code == 0, r.output
+        assert f"run {full[1]}" in r.output and "applications.csv" in r.output and "lake sha256" in r.output
+    r = cli("runs", "--workdir", "work", "--run", "annual-2023")
+    assert r.exit_code == 2 and "names 2 runs" in r.flat
+    r = cli("runs", "--workdir", "work", "--run", "nope")
+    assert r.exit_code == 2 and "no run 'nope'" in r.flat

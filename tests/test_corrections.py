@@ -74,6 +74,7 @@ def test_run_correct_rerun_reopen_rerun(prefect_harness, sub, tmp_path):
         fh.write("G001,999999901,2026-01-01,\n")
     r = annual(src, work, tmp_path / "o2")
     assert "2 changed" in r.flat and "request now differs" in r.flat and app in r.flat
+    assert "Requested (as decided)" in r.flat and "computed now, differs" in r.flat  # the panel says so too
     changes = pl.read_csv(tmp_path / "o2" / "changes.csv", infer_schema=False)
     assert changes.filter(pl.col("change") == "file changed").get_column("file").to_list() == sorted([
         "control_groups.csv", changed_file.relative_to(src).as_posix()])

@@ -205,6 +205,22 @@ def test_backfill_two_years_completes(prefect_harness, submission, tmp_path):
     )
     assert state.is_completed()
     assert state.result().completed == [2022, 2023]
+    # in Prefect: each subflow run named by its run id and tagged; the parent named and tagged too;
+    # each year's artifact a markdown summary linking its outputs (issue 23, item 5)
+    from prefect.client.orchestration import get_client
+
+    con = duckdb.connect(str(tmp_path / "work" / "impcredit.duckdb"), read_only=True)
+    run_ids = [r[0] for r in con.sql("SELECT run_id FROM runs ORDER BY tax_year").fetchall()]
+    con.close()
+    with get_client(sync_client=True) as client:
+        runs = {r.name: r for r in client.read_flow_runs()}
+        artifacts = [a for a in client.read_artifacts() if a.key in ("annual-2022", "annual-2023")]
+    for year, run_id in zip((2022, 2023), run_ids, strict=True):
+        assert {"impcredit", "annual", f"tax-year-{year}"} <= set(runs[run_id].tags)
+        md = next(a.data for a in artifacts if a.key == f"annual-{year}" and run_id in a.data)
+        assert f"[index.html]({(tmp_path / 'out' / str(year) / 'index.html').as_uri()})" in md
+        assert "[awards.csv](file://" in md and "requested $" in md
+    assert {"impcredit", "backfill"} <= set(runs["backfill-2022-2023"].tags)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -241,3 +257,17 @@ def test_cli_bad_arguments_exit_nonzero_with_a_plain_message(cli, tmp_path, args
     text = result.output + (result.stderr if hasattr(result, "stderr") else "")
     assert "Traceback" not in text
     assert message in " ".join(text.split()) or message in str(result.exception)
+
+
+def test_backfill_reads_each_years_folder_and_never_falls_back(tmp_path):
+    from flows.backfill import year_input
+
+    one = tmp_path / "one"
+    one.mkdir()
+    assert year_input(one, 2022) == one  # one submission for every year
+    per = tmp_path / "per"
+    for y in (2021, 2022):
+        (per / str(y)).mkdir(parents=True)
+    assert year_input(per, 2022) == per / "2022"
+    with pytest.raises(ValueError, match=r"folder per tax year \(2021, 2022\) but none for 2023"):
+        year_input(per, 2023)

@@ -153,18 +153,28 @@ def parse_date(value: str | None, name: str) -> dt.date:
 def print_summary(summary, elapsed: float | None = None) -> None:
     t = Table(show_header=False, box=None, pad_edge=False)
     t.add_column(style="bold")
-    t.add_column(justify="right")
+    t.add_column(justify="right", overflow="fold")
+    whatif = summary.kind == "whatif"  # decides nothing: its amounts are what would be, the ledger only read
     t.add_row("Run", summary.run_id)
     t.add_row("Tax year / approval year", f"{summary.tax_year} / {summary.approval_year} (as of {summary.as_of})")
     t.add_row("Policy", summary.policy)
     t.add_row("Applications", f"{summary.applications:,}  " + ", ".join(f"{k} {v}" for k, v in summary.statuses.items()))
     t.add_row("Employee-years (eligible)", f"{summary.employee_years:,} ({summary.eligible_employee_years:,})")
-    t.add_row("Requested", f"${summary.requested:,.2f}")
-    t.add_row("Awarded (these applications)", f"${summary.awarded:,.2f}")
-    t.add_row("  by this run", f"${summary.awarded_now:,.2f}")
-    t.add_row("  by earlier runs (kept)", f"${summary.awarded_earlier:,.2f}")
+    t.add_row("Requested" + (" (as decided)" if summary.awarded_earlier else ""), f"${summary.requested:,.2f}")
+    differ = (getattr(summary, "changes_counts", None) or {}).get("requests_differ_from_decision", 0)
+    if differ:
+        t.add_row("  computed now, differs", f"[yellow]{differ:,}[/] applications (changes.csv; impcredit reopen "
+                  "to decide one again)")
+    if whatif:
+        t.add_row("Would be awarded (nothing recorded)", f"${summary.awarded:,.2f}")
+        t.add_row("  decided anew by the what-if", f"${summary.awarded_now:,.2f}")
+        t.add_row("  kept as the ledger decided them", f"${summary.awarded_earlier:,.2f}")
+    else:
+        t.add_row("Awarded (these applications)", f"${summary.awarded:,.2f}")
+        t.add_row("  by this run", f"${summary.awarded_now:,.2f}")
+        t.add_row("  by earlier runs (kept)", f"${summary.awarded_earlier:,.2f}")
     t.add_row("Approved earlier this approval year", f"${summary.approved_before:,.2f}")
-    t.add_row("Cap / cap left", f"${summary.cap:,.2f} / ${summary.cap_left:,.2f}")
+    t.add_row("Cap / cap left" + (" if so decided" if whatif else ""), f"${summary.cap:,.2f} / ${summary.cap_left:,.2f}")
     if summary.rejected_rows:
         t.add_row("Rejected input rows", f"[yellow]{summary.rejected_rows:,}[/] (see rejects.csv)")
     if getattr(summary, "held", 0):
@@ -182,7 +192,7 @@ def print_summary(summary, elapsed: float | None = None) -> None:
     docs = Path(summary.out_dir) / "data_docs" / "index.html"
     if str(docs) in summary.outputs:
         t.add_row("Data Docs (Great Expectations)", str(docs))
-    t.add_row("Ledger", str(Path(summary.workdir) / "impcredit.duckdb"))
+    t.add_row("Ledger" + (" (read, not written)" if whatif else ""), str(Path(summary.workdir) / "impcredit.duckdb"))
     link = api.flow_run_link(getattr(summary, "prefect_flow_run", None))
     if link:
         t.add_row("Prefect flow run", link)

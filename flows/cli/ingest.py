@@ -30,7 +30,7 @@ def ingest(
         from transforms.ingest import ingest_folder
         key = _env.hash_key()
         with common.console.status("ingesting..."):
-            docs = (out or workdir) / "data_docs" if engine == "gx" else None
+            docs = ((out or workdir) / "data_docs").resolve() if engine == "gx" else None
             report = ingest_folder(input.resolve(), workdir.resolve(), key, docs_dir=docs, engine=engine)
         paths = report.write_rejects((out or workdir).resolve())
     except common.known_errors() as exc:
@@ -38,5 +38,7 @@ def ingest(
         return
     common.console.print(report.summary())
     common.console.print(f"rejects: {paths[0] if paths else 'none'}")
+    if docs is not None and (docs / "index.html").is_file():
+        common.console.print(f"Data Docs (Great Expectations): {docs / 'index.html'}")
     if key.is_demo:
         common.console.print("[yellow]note:[/] ssn hashes use the built-in demo key.")

@@ -10,6 +10,13 @@ import typer
 from flows.cli import common
 
 
+def signed(dollars: float) -> str:
+    """A variance in words: ``$499.82 below the projection``, never ``$-499.82``."""
+    if round(dollars, 2) == 0:
+        return "$0.00 (final equals the projection)"
+    return f"${abs(dollars):,.2f} {'above' if dollars > 0 else 'below'} the projection"
+
+
 def variance(
     tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year.", metavar="YEAR")],
     workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.", metavar="DIR")] = common.DATA / "work",
@@ -40,7 +47,7 @@ def variance(
         if projected.height == 0:
             rows.append((f"Q{qn} projected / variance", "no projection"))
             continue
-        rows.append((f"Q{qn} projected / variance ({projected.height} projected)",
-                     f"${projected[col].sum():,.2f} / ${projected['variance_q' + qn].fill_null(0).sum():,.2f}"))
+        rows.append((f"Q{qn} projected ({projected.height} applications)", f"${projected[col].sum():,.2f}"))
+        rows.append((f"Q{qn} variance (final - projected)", signed(projected["variance_q" + qn].fill_null(0).sum())))
     rows.append(("Report", str(path)))
     common.panel("impcredit variance", rows)

@@ -72,7 +72,7 @@ def _checkpoint(state: dict, dataset: str, docs_dir: Path):
         site = f"site{len(state['sites']) + 1}"
         ctx.add_data_docs_site(site, {
             "class_name": "SiteBuilder",
-            "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(docs_dir)},
+            "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(Path(docs_dir).resolve())},
             "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
         })
         state["sites"][str(docs_dir)] = site

@@ -94,6 +94,32 @@ def short_run_id(run_id: str) -> str:
     return stamp[9:17] if stamp else parts[-1][:8]
 
 
+def waited_seconds() -> float | None:
+    """Seconds since the ``impcredit`` command started (its process, set by ``flows.cli.app.main``):
+    what the user waited for the run, start-up included; None when not run from the command."""
+    import os
+    import time
+
+    try:
+        return round(time.time() - float(os.environ["IMPCREDIT_INVOKED_AT"]), 2)
+    except (KeyError, ValueError):
+        return None
+
+
+def find_run(run_ids: list[str], given: str) -> str:
+    """The run id ``given`` names: the full id, its short name (``short_run_id``, what ``runs``
+    prints) or a unique start of the full id. A name that fits none or several is an error saying so."""
+    given = given.strip()
+    if given in run_ids:
+        return given
+    hits = [r for r in run_ids if short_run_id(r) == given] or [r for r in run_ids if given and r.startswith(given)]
+    if len(hits) == 1:
+        return hits[0]
+    if not hits:
+        raise RunError(f"no run {given!r} in this ledger (impcredit runs lists them)")
+    raise RunError(f"{given!r} names {len(hits)} runs ({', '.join(hits[:3])}{' ...' if len(hits) > 3 else ''}): give more of the id")
+
+
 def code_version() -> str:
     version = metadata.version("impcredit")
     try:
@@ -138,6 +164,6 @@ def run_record(summary: RunSummary, *, started_at: dt.datetime, settings: Settin
         "started_at": started_at,
         "committed_at": ledger.now_utc(),
         "summary_json": json.dumps({**{k: v for k, v in summary.to_dict().items() if k != "outputs"},
-                                    "lake_sha256": staged.lake_sha256,
+                                    "lake_sha256": staged.lake_sha256, "wall_seconds": waited_seconds(),
                                     "control_groups": memberships(staged.frames.get("control_groups"))}, sort_keys=True),
     }
