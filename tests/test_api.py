@@ -69,7 +69,7 @@ def test_the_first_run_starts_the_api_the_next_reuse_it_and_it_stops_when_idle(t
     import duckdb
 
     con = duckdb.connect(str(tmp_path / "r1" / "work" / "impcredit.duckdb"), read_only=True)
-    started, committed, summary = con.sql("SELECT started_at, committed_at, summary_json FROM runs").fetchone()
+    started, committed, summary = con.sql("SELECT started_at, committed_at, summary_json FROM runs").fetchall()[0]
     con.close()
     assert json.loads(summary)["wall_seconds"] > (committed - started).total_seconds() + 0.3
     state = json.loads((home / "impcredit-api.json").read_text())

@@ -55,7 +55,9 @@ def in_bounds(column: str, text: str) -> bool | None:
     v = -v if neg else v
     if not math.isfinite(v) or abs(v) > LIMIT[column]:
         return False
-    return not (column != "hours" and "e" not in t.lower() and "." in t and len(t.split(".")[1].rstrip(")")) > 2)
+    # more than 2 decimals of an amount, read as the value (12.3400 is 12.34; 1e-05 is not whole
+    # cents): within a millionth of a cent, as the suite says
+    return not (column != "hours" and abs(v * 100 - round(v * 100)) > 1e-6)
 
 
 def _write(sub: Path, fmt: str, column: str, value: str) -> tuple[str, int]:
@@ -88,7 +90,7 @@ def _write(sub: Path, fmt: str, column: str, value: str) -> tuple[str, int]:
     return "payroll/payroll.xlsx", 5
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(fmt=st.sampled_from(["csv", "xlsx"]), column=st.sampled_from(COLUMNS), value=extreme)
 def test_any_number_in_any_reader_completes_the_run(base, tmp_path_factory, fmt, column, value):
     root = tmp_path_factory.mktemp("ex")
@@ -107,5 +109,6 @@ def test_any_number_in_any_reader_completes_the_run(base, tmp_path_factory, fmt,
     verdict = in_bounds(column, value)
     if verdict is False:
         assert mine.height >= 1 and mine.get_column("column").is_not_null().all(), (value, mine)
-    if verdict is True and fmt == "csv":
-        assert mine.filter(pl.col("column").str.contains(column)).height == 0, (value, mine)
+    if verdict is True and fmt == "csv":  # no bounds reject (a rate implausible per hour is another rule)
+        bounds = ("amount_range", "amount_decimals", "hours_range", "not_a_number", "wrong_types")
+        assert mine.filter(pl.col("column").str.contains(column) & pl.col("rule").is_in(bounds)).height == 0, (value, mine)
