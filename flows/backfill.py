@@ -101,7 +101,7 @@ def backfill_flow(
     report = BackfillReport()
     years = sorted(years)
     _env.name_flow_run(f"backfill-{years[0]}-{years[-1]}" if years else "backfill")  # tagged impcredit, backfill
-    for year in sorted(years):
+    for year in years:
         year_as_of = as_of or dt.date(year + 1, 7, 1)
         try:
             year_dir = year_input(input_dir, year)

@@ -54,7 +54,7 @@ def runs(
                                                      "seconds", "apps", "secs") else "left", no_wrap=True)
     for r in hist.iter_rows(named=True):
         s = json.loads(r["summary_json"])
-        kind = r["kind"] + (f" Q{r['quarter']}" if r["quarter"] else "")
+        kind = _kind(r)
         if r["kind"] == "reopen":
             kind = f"reopen {s.get('application_id', '')}"
         # the wall time the user waited (the command's start-up included) where it was recorded
@@ -72,6 +72,10 @@ def runs(
     common.console.print(t)
 
 
+def _kind(r: dict) -> str:
+    return r["kind"] + (f" Q{r['quarter']}" if r["quarter"] else "")
+
+
 def _one_run(r: dict, files: list[tuple]) -> None:
     """One run as recorded: what it was asked, what it read, what it decided."""
     import json
@@ -81,7 +85,7 @@ def _one_run(r: dict, files: list[tuple]) -> None:
     t.add_column("field", no_wrap=True)
     t.add_column("value", overflow="fold")
     waited = s.get("wall_seconds")
-    rows = [("kind", r["kind"] + (f" Q{r['quarter']}" if r["quarter"] else "")), ("tax year", str(r["tax_year"])),
+    rows = [("kind", _kind(r)), ("tax year", str(r["tax_year"])),
             ("as of", str(r["as_of"])), ("approval year", str(r["approval_year"])), ("policy", r["policy"]),
             ("cap", f"${r['cap']:,.2f}"), ("status", r["status"]),
             ("started (UTC)", str(r["started_at"])), ("committed (UTC)", str(r["committed_at"])),

@@ -17,6 +17,12 @@ REJECT_CSV_COLUMNS = ["file", "line", "column", "value", "rule", "message"]
 _DANGEROUS = ("=", "+", "-", "@", "\t", "\r")
 
 
+def rejects_file(employer_id: str | None) -> str:
+    """Where an employer's rejected rows are written, relative to the output folder."""
+    name = re.sub(r"[^0-9A-Za-z_-]", "_", employer_id) if employer_id else "_unknown_employer"
+    return f"rejects/{name}.csv"
+
+
 @dataclass
 class FileRecord:
     file: str  # relative to the submission folder
@@ -78,8 +84,7 @@ class IngestReport:
         written = [out / "rejects.csv"]
         _write_csv(rejects, written[0])
         for (emp,), part in rejects.group_by(["employer_id"], maintain_order=True):
-            name = re.sub(r"[^0-9A-Za-z_-]", "_", emp) if emp else "_unknown_employer"
-            p = out / "rejects" / f"{name}.csv"
+            p = out / rejects_file(emp)
             _write_csv(part, p)
             written.append(p)
         return written

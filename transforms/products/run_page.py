@@ -29,11 +29,7 @@ GROUPS = [
 ]
 
 
-def _file_groups(staging_dir: Path) -> list[dict]:
-    from transforms.outputs import _walk_files
-
-    root = len(str(staging_dir)) + 1
-    files = sorted(str(p)[root:] for p in _walk_files(staging_dir))
+def _file_groups(files: list[str]) -> list[dict]:
     group_of = {n: i for i, (_, names, _) in enumerate(GROUPS) for n in names}
     by_group: dict[int, list[str]] = {}
     for f in files:  # a file belongs to the group of its name, or of its top folder
@@ -54,9 +50,10 @@ def _file_groups(staging_dir: Path) -> list[dict]:
     return groups
 
 
-def application_rows(staging_dir: Path, awards: pl.DataFrame, certificates: dict[str, str]) -> list[list]:
+def application_rows(files: set[str], awards: pl.DataFrame, certificates: dict[str, str]) -> list[list]:
     """One row per application for the page's table: id, employer, FEIN, tax, county, status,
-    requested and awarded (cents), reasons, notice (html, pdf), certificate (html, pdf)."""
+    requested and awarded (cents), reasons, notice (html, pdf), certificate (html, pdf); a PDF
+    linked when ``files`` (the run's, relative to its folder) holds it."""
     rows = []
     for a in awards.sort("application_id").iter_rows(named=True):
         app = a["application_id"]
@@ -66,8 +63,8 @@ def application_rows(staging_dir: Path, awards: pl.DataFrame, certificates: dict
         rows.append([
             app, a["employer_name"] or "", a["employer_id"], a["tax_type"] or "", a.get("county") or "", a["status"],
             int(a["requested_cents"]), int(a["awarded_cents"]), (a["reasons"] or "").replace(";", " "),
-            f"{notice}.html", f"{notice}.pdf" if (staging_dir / f"{notice}.pdf").is_file() else "",
-            f"{cert_base}.html" if cert_base else "", f"{cert_base}.pdf" if cert_base and (staging_dir / f"{cert_base}.pdf").is_file() else "",
+            f"{notice}.html", f"{notice}.pdf" if f"{notice}.pdf" in files else "",
+            f"{cert_base}.html" if cert_base else "", f"{cert_base}.pdf" if f"{cert_base}.pdf" in files else "",
         ])
     return rows
 
@@ -83,8 +80,13 @@ def write_run_page(staging_dir: Path, summary, *, decided_at: str, awards: pl.Da
     """``index.html`` of the run (see the module)."""
     from markupsafe import Markup
 
+    from transforms.ingest.report import rejects_file
+    from transforms.outputs import _walk_files
+
     staging_dir = Path(staging_dir)
-    rows = application_rows(staging_dir, awards, certificates or {}) if awards is not None else []
+    root = len(str(staging_dir)) + 1
+    files = sorted(str(p)[root:] for p in _walk_files(staging_dir))
+    rows = application_rows(set(files), awards, certificates or {}) if awards is not None else []
     used = max(0.0, summary.cap - summary.cap_left)
     held_rows = []
     if held is not None and held.height:
@@ -95,11 +97,10 @@ def write_run_page(staging_dir: Path, summary, *, decided_at: str, awards: pl.Da
     by_employer = []
     if rejects is not None and rejects.height and "employer_id" in rejects.columns:
         for emp, n in rejects.group_by("employer_id").len().sort("len", descending=True).head(200).iter_rows():
-            name = "_unknown_employer" if emp is None else "".join(ch if ch.isalnum() or ch in "_-" else "_" for ch in emp)
-            by_employer.append({"employer_id": emp or "(unreadable)", "rows": n, "href": f"rejects/{name}.csv"})
-    charts = sorted(p.relative_to(staging_dir).as_posix() for p in (staging_dir / "reports").glob("*.svg"))
+            by_employer.append({"employer_id": emp or "(unreadable)", "rows": n, "href": rejects_file(emp)})
+    charts = [f for f in files if f.startswith("reports/") and f.endswith(".svg") and f.count("/") == 1]
     return render("index.html.j2", staging_dir / "index.html", r=summary, decided_at=decided_at,
-                  changes=getattr(summary, "changes", []), groups=_file_groups(staging_dir), charts=charts,
+                  changes=getattr(summary, "changes", []), groups=_file_groups(files), charts=charts,
                   cap_used=used, cap_share=min(1.0, used / summary.cap) if summary.cap else 0.0, held_rows=held_rows,
                   rejects_by_employer=by_employer, apps_json=Markup(_script_json(rows)), n_apps=len(rows),
                   explain=f"impcredit explain --tax-year {summary.tax_year} --employer EMPLOYER --employee EMPLOYEE "

@@ -26,7 +26,7 @@ from transforms.rules import engine as cr
 from transforms.rules.engine import CreditInputs, CreditResult
 from transforms.rules.rounding import round2
 from transforms.runs import annual as steps
-from transforms.runs.record import waited_seconds
+from transforms.runs.record import summary_json
 from transforms.settings import Settings
 
 QUARTER_ENDS = {1: (3, 31), 2: (6, 30), 3: (9, 30), 4: (12, 31)}
@@ -223,9 +223,7 @@ def run_quarterly(ctx: steps.RunContext) -> QuarterlySummary:
                 "inputs_sha256": staged.inputs_sha256,
                 "status": "completed with rejections" if summary.rejected_rows else "completed",
                 "started_at": started_at, "committed_at": ledger.now_utc(),
-                "summary_json": json.dumps({**{k: v for k, v in summary.to_dict().items() if k != "outputs"},
-                                            "lake_sha256": staged.lake_sha256, "wall_seconds": waited_seconds()},
-                                           sort_keys=True, default=str),
+                "summary_json": summary_json(summary, staged),
             }
             ledger.commit_run(con, record, empty_decisions(), staged.files, max(cap, approved))
             var = variance(con, workdir, tax_year)

@@ -163,7 +163,13 @@ def run_record(summary: RunSummary, *, started_at: dt.datetime, settings: Settin
         "status": "completed with rejections" if summary.rejected_rows else "completed",
         "started_at": started_at,
         "committed_at": ledger.now_utc(),
-        "summary_json": json.dumps({**{k: v for k, v in summary.to_dict().items() if k != "outputs"},
-                                    "lake_sha256": staged.lake_sha256, "wall_seconds": waited_seconds(),
-                                    "control_groups": memberships(staged.frames.get("control_groups"))}, sort_keys=True),
+        "summary_json": summary_json(summary, staged),
     }
+
+
+def summary_json(summary, staged: StagedInputs) -> str:
+    """A run record's ``summary_json``: the summary (its outputs aside), the lake's digest, the wall
+    time the user waited and the control groups' memberships (what the next run compares)."""
+    return json.dumps({**{k: v for k, v in summary.to_dict().items() if k != "outputs"},
+                       "lake_sha256": staged.lake_sha256, "wall_seconds": waited_seconds(),
+                       "control_groups": memberships(staged.frames.get("control_groups"))}, sort_keys=True, default=str)
