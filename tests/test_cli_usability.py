@@ -191,6 +191,7 @@ def test_ingest_takes_relative_folders_and_runs_takes_the_ids_it_prints(prefect_
         r = cli("runs", "--workdir", "work", "--run", given, width=200)
         assert r.exit_code == 0, r.output
         assert f"run {full[1]}" in r.output and "applications.csv" in r.output and "lake sha256" in r.output
+        assert "settings            the defaults" in r.output and "parameters version" in r.output
     r = cli("runs", "--workdir", "work", "--run", "annual-2023")
     assert r.exit_code == 2 and "names 2 runs" in r.flat
     r = cli("runs", "--workdir", "work", "--run", "nope")

@@ -76,6 +76,20 @@ def _kind(r: dict) -> str:
     return r["kind"] + (f" Q{r['quarter']}" if r["quarter"] else "")
 
 
+def _settings_changed(settings_json: str) -> str:
+    """The run's settings that differ from the defaults, as NAME=VALUE (``whatif --set``'s words)."""
+    import json
+
+    from transforms.settings import Settings
+
+    def flat(d: dict) -> dict:
+        return {k2: v2 for k, v in d.items() for k2, v2 in (flat(v).items() if isinstance(v, dict) else [(k, v)])}
+
+    got, default = flat(json.loads(settings_json)), flat(Settings().model_dump(mode="json"))
+    changed = [f"{k}={v}" for k, v in sorted(got.items()) if default.get(k) != v]
+    return ", ".join(changed) or "the defaults"
+
+
 def _one_run(r: dict, files: list[tuple]) -> None:
     """One run as recorded: what it was asked, what it read, what it decided."""
     import json
@@ -87,7 +101,8 @@ def _one_run(r: dict, files: list[tuple]) -> None:
     waited = s.get("wall_seconds")
     rows = [("kind", _kind(r)), ("tax year", str(r["tax_year"])),
             ("as of", str(r["as_of"])), ("approval year", str(r["approval_year"])), ("policy", r["policy"]),
-            ("cap", f"${r['cap']:,.2f}"), ("status", r["status"]),
+            ("cap", f"${r['cap']:,.2f}"), ("settings", _settings_changed(r["settings_json"])),
+            ("parameters version", r["params_version"]), ("status", r["status"]),
             ("started (UTC)", str(r["started_at"])), ("committed (UTC)", str(r["committed_at"])),
             ("seconds", f"{(r['committed_at'] - r['started_at']).total_seconds():.1f}"
              + (f" (the user waited {waited:.1f})" if waited else "")),

@@ -345,7 +345,7 @@ def _insert_input_files(con: duckdb.DuckDBPyConnection, run_id: str, input_files
 def runs_history(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
     return con.sql(
         """SELECT run_id, kind, tax_year, quarter, as_of, approval_year, policy, cap_cents / 100 AS cap,
-                  status, started_at, committed_at, summary_json
+                  status, started_at, committed_at, summary_json, settings_json, params_version
            FROM runs ORDER BY committed_at, run_id"""
     ).pl()
 
