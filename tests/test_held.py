@@ -138,6 +138,14 @@ def test_masked_ssns_take_the_roster_ssn_and_a_mismatch_holds(base):
     assert held.filter(pl.col("application_id") == approved["application_id"])["line"].to_list() == [str(i + 1)]
     notice = (base["root"] / "o3b" / "notices" / f"{approved['application_id']}.html").read_text()
     assert 'id="held_lines"' in notice and "Nothing is decided yet" in notice and f"{f.relative_to(sub)}" in notice
+    # a held notice decides nothing: no amount computed on what was left, no hearing on a decision not made
+    from pypdf import PdfReader
+
+    pdf = " ".join(p.extract_text() for p in PdfReader(base["root"] / "o3b" / "notices" /
+                                                        f"{approved['application_id']}.pdf").pages)
+    for doc in (notice, " ".join(pdf.split())):
+        assert "is held, not decided" in doc and "Credit computed" not in doc and "Your right to a hearing" not in doc
+        assert "nothing yet to contest" in doc
 
 
 def test_an_unreadable_employer_id_holds_the_files_employers_and_the_corrected_file_decides_them(base):
