@@ -70,7 +70,7 @@ ENGINE_CORE = textwrap.dedent("""
     from pathlib import Path
     import polars as pl
     from transforms.runs.annual import compute
-    from transforms.ingest.lake import scan_lake
+    from transforms.ingest.store.lake import scan_lake
     from transforms.reference.parameters import load_parameters
     from transforms.schema import STAGED
     from transforms.settings import Settings

@@ -61,18 +61,18 @@ PROFILE_DRIVER = textwrap.dedent("""
         "transforms.award.ledger:commit_run", "transforms.award.ledger:connect",
         "transforms.outputs:StagedOutputs.publish",
         "transforms.runs.annual:ingest_folder", "transforms.ingest:ingest_folder",
-        "transforms.ingest.tables:read_tables", "transforms.ingest.files:validate_table",
-        "transforms.ingest.tables:stage_table", "transforms.ingest.tables:discover",
-        "transforms.ingest.staging:stage_table", "transforms.runs.annual:clean_stale_staging",
-        "transforms.ingest.pipeline:cross_row_rejects", "transforms.ingest.files:masked_ssns",
-        "transforms.ingest.staging:hash_ssn_column",
+        "transforms.ingest.read.tables:read_tables", "transforms.ingest.check.files:validate_table",
+        "transforms.ingest.read.tables:stage_table", "transforms.ingest.read.tables:discover",
+        "transforms.ingest.read.staging:stage_table", "transforms.runs.annual:clean_stale_staging",
+        "transforms.ingest.pipeline:cross_row_rejects", "transforms.ingest.check.files:masked_ssns",
+        "transforms.ingest.read.staging:hash_ssn_column",
         "transforms.products:write_products", "transforms.products:write_award_file",
         "transforms.products:write_certificates", "transforms.products:write_notices",
         "transforms.products.reports:write_reports",
     ]:
         m, a = spec.split(":")
         wrap(m, a)
-    for modname in ("transforms.ingest.validate", "transforms.ingest.lake", "transforms.ingest.readers"):
+    for modname in ("transforms.ingest.check.validate", "transforms.ingest.store.lake", "transforms.ingest.read.readers"):
         try:
             mod = importlib.import_module(modname)
         except Exception:

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transforms.ingest.lake import scan_lake
+from transforms.ingest.store.lake import scan_lake
 from transforms.pii import load_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transforms import schema
-from transforms.ingest.cross_rows import (
+from transforms.ingest.check.cross_rows import (
     CROSS_SCHEMA,
     aggregate_lines,
     cross_row_rejects,
@@ -82,7 +82,7 @@ def test_the_employee_key_is_exact():
     """Employees are told apart by their ids, never merged by a key that could collide: two
     employees of one employer, the same employee number at two employers, and a key pair whose
     concatenations are equal ("1" + "23" and "12" + "3")."""
-    import transforms.ingest.cross_rows as cr
+    import transforms.ingest.check.cross_rows as cr
 
     rows = frame([(1, 1, 0, 13, 10, 0), (1, 2, 0, 13, 10, 0), (1, 1, 14, 13, 10, 0), (2, 1, 0, 13, 10, 0)])
     assert cr._employee_sorted(rows, ["employer_id", "employee_id"]).get_column("__emp").n_unique() == 3

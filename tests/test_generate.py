@@ -481,7 +481,7 @@ def test_some_wage_reductions(payroll, rostered):
 
 
 def test_output_stages_without_errors(generated):
-    from transforms.ingest.tables import stage_submission
+    from transforms.ingest.read.tables import stage_submission
     from transforms.pii import DEMO_KEY, HashKey
 
     summary, out = generated

@@ -13,10 +13,11 @@ from polars.testing import assert_frame_equal
 
 from transforms import schema
 from transforms.ingest import IngestReport, ingest_folder
-from transforms.ingest import lake as lk
-from transforms.ingest.lake import scan_lake
-from transforms.ingest.profiles import Profile, fold, load_profiles
-from transforms.ingest.tables import stage_submission
+from transforms.ingest.read.profile_files import load_profiles
+from transforms.ingest.read.profiles import Profile, fold
+from transforms.ingest.read.tables import stage_submission
+from transforms.ingest.store import lake as lk
+from transforms.ingest.store.lake import scan_lake
 from transforms.pii import load_key
 from transforms.synthetic.vendors import (
     LAYOUTS,
@@ -157,7 +158,7 @@ def test_unknown_layout_names_nearest_profile(tmp_path):
     (rec,) = report.files
     assert rec.status == "rejected" and rec.rows_read == 1 and rec.rows_rejected == 1
     msg = report.rejects.get_column("message")[0]
-    assert "nearest: 'peo_export'" in msg and "PER_END_DT" in msg and "ER_TAX_TOTAL" in msg and "BONUS" in msg
+    assert "by 'peo_export'" in msg and "PER_END_DT" in msg and "ER_TAX_TOTAL" in msg and "BONUS" in msg
     assert report.rejects.get_column("line")[0] is None
 
 

@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 
 from transforms.ingest import ingest_folder
-from transforms.ingest.lake import scan_lake
+from transforms.ingest.store.lake import scan_lake
 from transforms.pii import load_key
 
 BAD = Path(__file__).parent / "fixtures" / "bad"
@@ -45,7 +45,8 @@ EXPECTED = {
         2: {"invalid_date"}, 3: {"period_order"}, 4: {"period_too_long"}, 5: {"hours_per_day"},
         6: {"hourly_rate"}, 7: {"ssn_format"}, 8: {"not_a_number"}, 9: {"employer_id_format"}}, None),
     "wrong_types.csv": ("rejected", 6, 0, {}, "wrong_types"),
-    "two_sheets.xlsx": ("partial", 4, 3, {}, "unknown_layout"),
+    # the Notes sheet has no header row and no figures: skipped and said, not rejected
+    "two_sheets.xlsx": ("accepted", 3, 3, {}, None),
 }
 
 
@@ -109,7 +110,8 @@ def test_semicolon_hint_and_two_sheet_lineage(tmp_path):
     lake = scan_lake(tmp_path / "b" / "wd", "payroll").collect()
     assert lake.get_column("source_sheet").unique().to_list() == ["Payroll 2023"]
     assert sorted(lake.get_column("source_line").to_list()) == [2, 3, 4]
-    assert report.rejects.get_column("file").to_list() == ["payroll/two_sheets.xlsx[Notes]"]
+    assert report.rejects.height == 0
+    assert "sheet 'Notes' skipped: no header row and no figures" in report.files[0].message
 
 
 def test_formula_like_text_is_data_and_harmless_in_reject_csvs(tmp_path):

@@ -13,11 +13,13 @@ from pathlib import Path
 import polars as pl
 from polars.testing import assert_frame_equal
 
-from transforms.ingest import files as fl
-from transforms.ingest import ingest_folder, masking, tables
-from transforms.ingest import pieces as pc
+from transforms.ingest import ingest_folder
 from transforms.ingest import pipeline as pp
-from transforms.ingest.lake import lake_dir, scan_lake
+from transforms.ingest.check import files as fl
+from transforms.ingest.check import masking
+from transforms.ingest.check import pieces as pc
+from transforms.ingest.read import tables
+from transforms.ingest.store.lake import lake_dir, scan_lake
 from transforms.pii import load_key
 
 CANON = Path(__file__).parent / "fixtures" / "canonical_small"

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 from transforms.award import held, ledger
-from transforms.ingest.lake import scan_lake
+from transforms.ingest.store.lake import scan_lake
 from transforms.pii import load_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
@@ -133,8 +133,8 @@ def _flip_a_bit(path: Path, at: float = 0.5) -> None:
 
 
 def test_a_flipped_bit_in_a_lake_part_stops_the_run_naming_it_and_repair_reingests(first, tmp_path):
-    from transforms.ingest import lake as lk
-    from transforms.ingest import lake_check
+    from transforms.ingest.store import lake as lk
+    from transforms.ingest.store import lake_check
 
     work = tmp_path / "w"
     shutil.copytree(first / "w", work)
@@ -171,7 +171,7 @@ def test_a_flipped_bit_in_a_lake_part_stops_the_run_naming_it_and_repair_reinges
 
 
 def test_a_damaged_manifest_is_named_not_echoed(first, tmp_path):
-    from transforms.ingest import lake as lk
+    from transforms.ingest.store import lake as lk
 
     work = tmp_path / "w"
     shutil.copytree(first / "w", work)
@@ -187,8 +187,8 @@ def test_a_damaged_manifest_is_named_not_echoed(first, tmp_path):
 def test_the_run_record_holds_the_lake_digest(first):
     import json
 
-    from transforms.ingest import lake as lk
-    from transforms.ingest import lake_check
+    from transforms.ingest.store import lake as lk
+    from transforms.ingest.store import lake_check
 
     con = ledger.connect(first / "w" / "impcredit.duckdb", read_only=True)
     summary = json.loads(con.sql("SELECT summary_json FROM runs").fetchall()[0][0])

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transforms.ingest import readers as rd
-from transforms.ingest.readers import (
+from transforms.ingest.read import readers as rd
+from transforms.ingest.read.readers import (
     FileUnreadable,
     RawTable,
     decode,

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.fixtures.make_fixtures import NAMES
 from transforms.ingest import ingest_folder
-from transforms.ingest.lake import scan_lake
+from transforms.ingest.store.lake import scan_lake
 from transforms.pii import load_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps

@@ -18,7 +18,7 @@ import pytest
 
 from transforms.award import ledger
 from transforms.ingest import ingest_folder
-from transforms.ingest.lake import scan_lake
+from transforms.ingest.store.lake import scan_lake
 from transforms.pii import load_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
@@ -79,8 +79,9 @@ def canonical(tmp_path_factory):
 
 
 def test_adp_workforce_now_payroll_history(canonical):
-    """Title rows, a line per check with the ssn masked, employer taxes per column, Total and
-    Company Total lines, a page footer; the company code is ADP's, the FEIN the folder's."""
+    """A Report Criteria sheet, a section row above the header, a line per check with the ssn
+    masked, employer taxes per column, Totals For Associate ID and Grand Totals lines; the company
+    code is ADP's, the FEIN the folder's."""
     sub = submission(canonical["root"] / "adp", roster_ssn=True)
     rp.write_adp_history(rows(), sub / "payroll" / EMPLOYER / "Payroll History.xlsx", company="Acme Bakery LLC",
                          code="K7Q")
@@ -88,7 +89,8 @@ def test_adp_workforce_now_payroll_history(canonical):
     assert credits.equals(canonical["credits"]) and awards.equals(canonical["awards"])
     (rec,) = [f for f in staged.report.files if f.dataset == "payroll"]
     assert rec.profile == "adp_wfn_payroll_history" and rec.rows_read == rec.rows_accepted == len(rows()) == 73
-    assert "3 preamble line(s), 4 totals line(s), 1 note line(s)" in rec.message
+    assert "1 preamble line(s), 4 totals line(s)" in rec.message
+    assert "sheet 'Report Criteria' skipped: no header row and no figures (a cover or notes sheet, 4 line(s))" in rec.message
 
 
 def test_paycom_prior_payroll_workbooks(canonical):
@@ -119,21 +121,23 @@ def test_paycom_byte_identical_workbooks_of_different_payrolls_both_count(canoni
 
 
 def test_gusto_payroll_journal(canonical):
-    """Title and address block, a "Payroll period" and a "Pay day" line per payroll, a line per
-    employee and pay type, Totals and Payroll Totals lines; no FEIN, no employee id, no ssn."""
+    """Title and address block, per payroll an "Employee Earnings", a "Payroll period" and a "Pay
+    day" line and its own header (an Overtime column only where someone worked overtime), a line
+    per employee, a Payroll Totals line; no FEIN, no employee id, no ssn."""
     sub = submission(canonical["root"] / "gusto", roster_ssn=True)
     rp.write_gusto_journal(rows(), sub / "payroll" / EMPLOYER / "Payroll Journal.csv", company="Acme Bakery LLC",
                            address=("100 Broad Street", "Newark, NJ 07102"))
     text = (sub / "payroll" / EMPLOYER / "Payroll Journal.csv").read_text()
-    assert text.startswith("Payroll Journal\nAcme Bakery LLC\n") and "Payroll period, 01/01/2022 - 01/31/2022" in text
+    assert text.startswith("Payroll Journal Report\nAcme Bakery LLC\n") and "Payroll period, 01/01/2022 - 01/31/2022" in text
     staged, credits, awards = decide(sub, canonical["root"] / "w-gusto")
     assert credits.equals(canonical["credits"]) and awards.equals(canonical["awards"])
     (rec,) = [f for f in staged.report.files if f.dataset == "payroll"]
     assert rec.profile == "gusto_payroll_journal"
     # every line accounted for: rows, preamble, blocks, totals, repeated headers (and blanks)
     lines = sum(1 for ln in text.splitlines() if ln.strip())
-    assert "4 preamble line(s), 97 totals line(s), 48 block header line(s), 23 repeated header(s)" in rec.message
-    assert rec.rows_read + 1 + 4 + 97 + 48 + 23 == lines  # the first header, then the kinds said
+    said = "5 preamble line(s), 24 totals line(s), 48 block header line(s), 23 repeated header(s), 23 note line(s)"
+    assert said in rec.message
+    assert rec.rows_read + 1 + 5 + 24 + 48 + 23 + 23 == lines  # the first header, then the kinds said
 
 
 def test_a_totals_line_that_disagrees_holds_the_employers_application(canonical):
@@ -141,17 +145,18 @@ def test_a_totals_line_that_disagrees_holds_the_employers_application(canonical)
     path = rp.write_gusto_journal(rows(), sub / "payroll" / EMPLOYER / "journal.csv", company="Acme",
                                   address=("1 Main St", "Newark, NJ"))
     lines = path.read_text().splitlines()
-    i = next(k for k, ln in enumerate(lines) if ln.startswith("E2,Regular"))
+    i = next(k for k, ln in enumerate(lines) if ln.startswith("E2,,"))
     cells = lines[i].split(",")
-    cells[2] = f"{float(cells[2]) + 1:.2f}"  # one more hour than its Totals line says
+    cells[2] = f"{float(cells[2]) + 1:.2f}"  # one more hour than its Payroll Totals line says
     lines[i] = ",".join(cells)
     path.write_text("\n".join(lines) + "\n")
     staged, _, awards = decide(sub, canonical["root"] / "w-gusto-bad")
     assert awards.select("status", "reasons").row(0) == ("HELD", "INPUT_REJECTED")
     bad = staged.rejects.filter(pl.col("rule") == "totals_mismatch")
-    # the employee's Totals line (the next line) and the Payroll Totals line both disagree
-    assert bad["line"].to_list()[0] == i + 2 and len(bad["line"].to_list()) == 2 and "sum to" in bad["message"][0]
-    assert lines[bad["line"].to_list()[1] - 1].startswith("Payroll Totals")
+    # the payroll's Payroll Totals line disagrees with its lines
+    (line,) = bad["line"].to_list()
+    assert lines[line - 1].startswith("Payroll Totals") and line > i + 1 and "sum to" in bad["message"][0]
+    assert all(not ln.startswith("Payroll Totals") for ln in lines[i + 1:line - 1])  # the first one after it
 
 
 def test_files_csv_gives_the_employer_and_a_disagreeing_folder_is_a_reject(canonical):

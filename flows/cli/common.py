@@ -32,6 +32,27 @@ DATA = _env.REPO_ROOT / "data"
 """The repository's data folder: the commands' default workdir, sample and outputs."""
 
 
+PROFILES_HELP = ("A folder of the agency's own payroll profiles (*.yaml, and vocabulary.yaml), read beside the "
+                 "shipped ones; one with a shipped profile's name replaces it (default: IMPCREDIT_PROFILES, "
+                 "or profiles in impcredit.toml).")
+
+
+def use_profiles(folder: Path | None) -> None:
+    """The agency's profiles folder for this command and what it starts (``IMPCREDIT_PROFILES``),
+    every profile loaded now: one that cannot be used stops the command in one line naming its
+    file and key, before anything is read or written."""
+    from transforms.ingest.read.profile_files import ENV, ProfileError, load_profiles
+
+    if folder is not None:
+        if not folder.is_dir():
+            fail(f"--profiles {folder}: not a folder")
+        os.environ[ENV] = str(folder.resolve())
+    try:
+        load_profiles()
+    except ProfileError as exc:
+        fail(str(exc))
+
+
 def fail(message: str, code: int = 2) -> None:
     err.print(f"[bold red]error:[/] {message}")
     raise typer.Exit(code)
@@ -50,8 +71,8 @@ def known_errors() -> tuple[type[BaseException], ...]:
     from pydantic import ValidationError
 
     from transforms.award.ledger import LedgerError
-    from transforms.ingest.lake import LakeDamaged
-    from transforms.ingest.staging import SubmissionError
+    from transforms.ingest.read.staging import SubmissionError
+    from transforms.ingest.store.lake import LakeDamaged
     from transforms.pii import KeyError_
     from transforms.reference.parameters import ParameterError
     from transforms.runs.annual import RunError

@@ -26,8 +26,8 @@ def verify(
     """
     from filelock import FileLock
 
-    from transforms.ingest import lake as lk
-    from transforms.ingest import lake_check
+    from transforms.ingest.store import lake as lk
+    from transforms.ingest.store import lake_check
 
     lake = lk.lake_dir(workdir.resolve())
     if not (lake / lk.MANIFEST).is_file():

@@ -33,7 +33,7 @@ def release(
     import polars as pl
 
     from transforms.award import acts, ledger
-    from transforms.ingest.lake import scan_lake
+    from transforms.ingest.store.lake import scan_lake
     from transforms.runs import annual as steps
 
     if not reason.strip():

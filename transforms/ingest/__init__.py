@@ -1,4 +1,14 @@
-"""Ingest of submission folders: vendor layouts -> staged canonical rows -> the Parquet lake.
+"""Ingest of submission folders: employers' payroll exports -> the Parquet lake, in three rooms in the
+order the data walks:
+
+- ``read/``: a file and its layout -> staged canonical rows (profiles, the header vocabulary, the
+  report's shape, values read as people write them, the ssn hashed);
+- ``check/``: staged rows -> accepted rows, rejects and the quarantine (the expectation suites,
+  the rules over the whole run);
+- ``store/``: accepted rows -> the lake (atomic parts, checksums, the standing rejects).
+
+``plan`` says which files of the folder are new, ``pipeline`` walks them through the rooms and
+``report`` is what the run says of each file.
 
     from transforms.ingest import ingest_folder, IngestReport
     report = ingest_folder(input_dir, workdir, key, now=None, docs_dir=None, engine=None)
@@ -6,7 +16,7 @@
 Steps per file: detect the dataset (by path) and the vendor profile (by header,
 ``data/vendors/*.yaml``); read as text with physical line numbers (``readers``: Polars' reader
 when every line is one record, the csv module otherwise); rename and cast to the staged schema,
-hashing the ssn (``transforms.ingest.staging``); validate with the Great Expectations suites of
+hashing the ssn (``transforms.ingest.read.staging``); validate with the Great Expectations suites of
 ``expectations/`` (``validate``: compiled to Polars, or GX itself with ``engine="gx"``). With the
 Polars engine, files are first taken in batches of consecutive files (up to 8 MB of text):
 those that pass as they are (read by Polars, nothing rejected before or by the suite, no cell

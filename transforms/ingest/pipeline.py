@@ -16,19 +16,20 @@ from zoneinfo import ZoneInfo
 import polars as pl
 
 from transforms import schema
-from transforms.ingest import batches as bt
-from transforms.ingest import cross_rows as xrows
-from transforms.ingest import docs_offline, earlier_rows, lake_check, lake_files
-from transforms.ingest import files as fl
-from transforms.ingest import lake as lk
-from transforms.ingest import pieces as pc
-from transforms.ingest import submission as sub
-from transforms.ingest.cross_rows import ORDER_BASE, cross_row_rejects
-from transforms.ingest.masking import mask_value, short
+from transforms.ingest.check import batches as bt
+from transforms.ingest.check import cross_rows as xrows
+from transforms.ingest.check import docs_offline, earlier_rows
+from transforms.ingest.check import files as fl
+from transforms.ingest.check import pieces as pc
+from transforms.ingest.check.cross_rows import ORDER_BASE, cross_row_rejects
+from transforms.ingest.check.masking import mask_value, short
+from transforms.ingest.check.quarantine import FileWork, lookup, quarantine_rows
 from transforms.ingest.plan import FILE_WORKERS, Plan, plan_files
-from transforms.ingest.quarantine import FileWork, lookup, quarantine_rows
+from transforms.ingest.read import submission as sub
+from transforms.ingest.read.tables import read_tables
 from transforms.ingest.report import REJECT_SCHEMA, FileRecord, IngestReport
-from transforms.ingest.tables import read_tables
+from transforms.ingest.store import lake as lk
+from transforms.ingest.store import lake_check, lake_files
 from transforms.pii import HashKey
 from transforms.stages import start
 
@@ -117,7 +118,7 @@ def _payroll_sums(rows: pl.DataFrame, code_lines: pl.DataFrame, workdir: Path) -
                       xrows._period_rates(rows).select("employer_id", "employee_id")]).unique()
     if cand.height == 0:
         return pl.DataFrame(schema=xrows.CROSS_SCHEMA)
-    from transforms.ingest.lake import scan_lake
+    from transforms.ingest.store.lake import scan_lake
 
     earlier = scan_lake(workdir, "payroll", employer_ids=cand.get_column("employer_id").unique().to_list()).join(
         cand.lazy(), on=["employer_id", "employee_id"], how="semi").collect()

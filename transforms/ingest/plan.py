@@ -1,7 +1,7 @@
 """The files of an ingest, before any is read: discovered, hashed, and set aside when not read
 (a symbolic link, an unreadable or unknown file, content already in the lake or earlier in the
 run); ``payroll/files.csv`` and each payroll file's folder give the files their context
-(``shape.contexts``), which is part of a file's identity for the duplicate test."""
+(``context.contexts``), which is part of a file's identity for the duplicate test."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from transforms.ingest import profiles, shape
-from transforms.ingest import submission as sub
-from transforms.ingest.quarantine import FileWork
+from transforms.ingest.check.quarantine import FileWork
+from transforms.ingest.read import context as ctx
+from transforms.ingest.read import profile_files
+from transforms.ingest.read import submission as sub
 from transforms.ingest.report import FileRecord
 from transforms.stages import stage
 
@@ -58,8 +59,8 @@ def plan_files(root: Path, exclude: list[Path], known: dict) -> Plan:
         digests = list(pool.map(_digest, [path for _, path in found]))  # hashlib releases the GIL
         st_ingest.say(f"{len(found):,} files, {sum(max(s, 0) for _, s in digests) / 2**20:,.1f} MB read and hashed")
     rels = [path.relative_to(root).as_posix() for _, path in found]
-    context_of, manifest_errors = shape.contexts(root, [r for (d, _), r in zip(found, rels, strict=True) if d == "payroll"])
-    reports = [p for p in profiles.load_profiles() if p.report is not None]
+    context_of, manifest_errors = ctx.contexts(root, [r for (d, _), r in zip(found, rels, strict=True) if d == "payroll"])
+    reports = [p for p in profile_files.load_profiles() if p.report is not None]
     for index, ((dataset, path), (sha, size)) in enumerate(zip(found, digests, strict=True)):
         rel = rels[index]
         if rel == sub.PAYROLL_MANIFEST:
@@ -71,7 +72,7 @@ def plan_files(root: Path, exclude: list[Path], known: dict) -> Plan:
         context = context_of.get(rel)
         # what a line takes from outside its file (folder, files.csv, file name) is part of it
         # (spec section 1): the same bytes under another employer or period are another file
-        outside = ";".join(filter(None, [context.key if context else "", shape.file_name_key(rel, reports)]))
+        outside = ";".join(filter(None, [context.key if context else "", ctx.file_name_key(rel, reports)]))
         if outside:
             sha = hashlib.sha256(f"{sha}\n{outside}".encode()).hexdigest()
         if dataset is None:

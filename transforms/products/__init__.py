@@ -37,6 +37,7 @@ def write_products(
     held: pl.DataFrame | None = None,
     members: pl.DataFrame | None = None,
     addresses: dict[str, str] | None = None,
+    named_by: dict[str, str] | None = None,
 ) -> list[Path]:
     """Write the award file, certificates, notices and reports under ``staging_dir``.
 
@@ -49,7 +50,8 @@ def write_products(
     amendment rows and the amended certificates; without it every award is a first award.
     ``held``: the held applications and the rejected lines that hold them (``award.held``).
     ``members``: each person's rows by member of the group (``CreditResult.members``);
-    ``addresses``: application id -> the employer's mailing address (the employer documents).
+    ``addresses``: application id -> the employer's mailing address (the employer documents);
+    ``named_by``: employer id -> the product whose report names employees instead of an id (notices).
     """
     from transforms.products.reports import write_reports
 
@@ -69,7 +71,8 @@ def write_products(
                                     addresses=addresses)
         pdfs = [pool.submit(job) for job in jobs[:1]]
         files += write_notices(staging_dir, awards, employee_years, rejects, run_id=run_id, pdf_jobs=jobs,
-                               documents=documents, held=held, history=history, members=members, addresses=addresses)
+                               documents=documents, held=held, history=history, members=members, addresses=addresses,
+                               named_by=named_by)
         pdfs += [pool.submit(job) for job in jobs[len(pdfs):]]
         files += reports.result()  # (on an error above, leaving the block still waits for it)
         files += [p for f in pdfs for p in f.result()]

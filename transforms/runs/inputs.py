@@ -14,8 +14,8 @@ from pathlib import Path
 import polars as pl
 
 from transforms import failpoints, schema
-from transforms.ingest.identity import resolve as resolve_identities
-from transforms.ingest.standing import STANDING_SCHEMA
+from transforms.ingest.check.identity import resolve as resolve_identities
+from transforms.ingest.store.standing import STANDING_SCHEMA
 from transforms.outputs import sha256_file, write_csv
 from transforms.pii import HashKey
 from transforms.reference.parameters import Parameters
@@ -34,6 +34,7 @@ class SubmissionIncomplete(RunError):
 # so deciding would turn a fault of the file into a final decision
 STOPPING_RULES = frozenset({"unknown_layout", "wrong_types", "encoding", "unreadable", "empty_file", "compressed_file",
                             "binary_file", "utf16_without_bom", "symbolic_link", "not_a_file", "no_employer_id",
+                            "no_pay_frequency", "no_period",
                             "manifest_error"})
 
 
@@ -41,7 +42,7 @@ def check_complete(input_dir: Path, workdir: Path | None = None) -> None:
     """Every file the spec requires is there, a regular file, readable, text with a header
     (spec section 1); else ``SubmissionIncomplete`` naming each problem, before anything is
     read into the lake or decided."""
-    from transforms.ingest.submission import discover, incomplete
+    from transforms.ingest.read.submission import discover, incomplete
 
     if not any(e.dataset is not None for e in discover(input_dir, exclude=[workdir] if workdir else None)):
         raise SubmissionIncomplete(
@@ -58,7 +59,7 @@ def check_standing(workdir: Path) -> tuple[pl.DataFrame, dict]:
     (not read: unknown layout, mostly wrong types, not text) or a rejected line of the agency's
     own files (certifications, employer rates, control groups) stops the run naming them (spec
     sections 1 and 7). Returns the standing rejected lines and the ids their files name."""
-    from transforms.ingest.standing import named_ids, standing_problems, standing_rejects
+    from transforms.ingest.store.standing import named_ids, standing_problems, standing_rejects
 
     problems = [f for f in standing_problems(workdir) if f.get("problem") in STOPPING_RULES]
     if problems:
@@ -160,7 +161,7 @@ class StagedInputs:
 def input_file_records(input_dir: Path, known: dict[str, str] | None = None) -> list[dict]:
     """Every regular input file with its sha256 (``known``: hashes ingest already computed, by
     path); a symbolic link is never followed (``submission.discover``)."""
-    from transforms.ingest.submission import discover
+    from transforms.ingest.read.submission import discover
 
     known = known or {}
 
@@ -180,7 +181,7 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: boo
     validate with Great Expectations itself and keep its Data Docs of the files validated
     (``StagedInputs.write_data_docs``)."""
     from transforms.ingest import ingest_folder
-    from transforms.ingest.lake import scan_lake
+    from transforms.ingest.store.lake import scan_lake
 
     check_complete(input_dir, workdir)
     docs_dir = workdir / ".data_docs" if data_docs else None
@@ -213,7 +214,7 @@ class NothingToDecide(RunError):
 def quick_applications(input_dir: Path) -> pl.DataFrame | None:
     """``tax_year, received_date`` of a canonical ``applications.csv``, read without staging
     (for the CLI to refuse a mistyped year at once); None when it cannot be read that way."""
-    from transforms.ingest.parsing import received_at_expr
+    from transforms.ingest.read.parsing import received_at_expr
 
     path = Path(input_dir) / "applications.csv"
     try:

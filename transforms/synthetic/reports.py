@@ -63,16 +63,18 @@ def _masked(ssn: str) -> str:
 
 # --- ADP Workforce Now: payroll history ----------------------------------------------------------
 
-ADP_HEADER = ["Company Code", "Company Name", "File Number", "Name", "Tax ID", "Period Beginning Date",
-              "Period Ending Date", "Pay Date", "Check/Voucher Number", "Regular Hours", "Overtime Hours",
-              "Regular Earnings", "Overtime Earnings", "Gross Pay", "Employer Social Security Tax",
-              "Employer Medicare Tax", "Employer FUTA Tax", "Employer SDI Tax", "Employer SUI Tax"]
+ADP_HEADER = ["COMPANY CODE", "NAME", "FILE NUMBER", "TAX ID", "ASSOCIATE ID", "PERIOD BEGINNING DATE",
+              "PERIOD ENDING DATE", "PAY DATE", "CHECK/VOUCHER NUMBER", "REGULAR HOURS", "OVERTIME HOURS", "TOTAL HOURS",
+              "REGULAR EARNINGS", "OVERTIME EARNINGS", "TOTAL EARNINGS", "GROSS PAY",
+              "SOCIAL SECURITY - EMPLOYER TAX", "MEDICARE - EMPLOYER TAX", "FUTA - EMPLOYER TAX",
+              "SUI/SDI - EMPLOYER TAX", "TOTAL EMPLOYER TAX"]
 
 
 def write_adp_history(rows: list[dict], path: Path, *, company: str, code: str) -> Path:
-    """One company's payroll history as ADP Workforce Now exports it to Excel: the report's title,
-    the company and the pay dates above the header, a line per check (the ssn masked), employer
-    taxes per column, a "Total" line under each employee, a "Company Total" line and a page footer."""
+    """One company's payroll history as ADP Workforce Now runs it to Excel: a Report Criteria
+    sheet, then the data sheet: an "EMPLOYEE DETAILS" row above the header, a line per check (the
+    ssn masked) with hours and earnings by type, TOTAL EARNINGS and GROSS PAY, each employer tax and
+    their total, a "Totals For Associate ID ...:" line under each employee and "Grand Totals:"."""
     import xlsxwriter
 
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -80,22 +82,27 @@ def write_adp_history(rows: list[dict], path: Path, *, company: str, code: str) 
     first, last = min(_d(r["period_start"]) for r in rows), max(_d(r["period_end"]) for r in rows)
     wb = xlsxwriter.Workbook(str(path))
     wb.set_properties({"created": datetime.combine(last, datetime.min.time())})
+    cover = wb.add_worksheet("Report Criteria")
+    for k, (label, value) in enumerate([("Report Criteria", ""), ("Report Name", "Payroll History"),
+                                        ("Company Code", f"{code} - {company}"),
+                                        ("Pay Date Range", f"{_us(first)} - {_us(last + timedelta(days=5))}")]):
+        cover.write_row(k, 0, [label, value])
     ws = wb.add_worksheet("Payroll History")
     datefmt = wb.add_format({"num_format": "mm/dd/yyyy"})
-    ws.write(0, 0, "Payroll History")
-    ws.write(1, 0, f"Company: {company} ({code})")
-    ws.write(2, 0, f"Pay Dates: {_us(first)} - {_us(last + timedelta(days=5))}")
-    ws.write_row(4, 0, ADP_HEADER)
-    r_i = 5
-    company_sum = [0] * 10
+    ws.write(0, 0, "EMPLOYEE DETAILS")
+    ws.write_row(1, 0, ADP_HEADER)
+    r_i = 2
+    grand = [0] * 12
     for emp in sorted({r["employee_id"] for r in rows}):
-        emp_sum = [0] * 10
+        emp_sum = [0] * 12
+        associate = f"A{emp}"
         for n, r in enumerate(x for x in rows if x["employee_id"] == emp):
             s, e = _d(r["period_start"]), _d(r["period_end"])
             reg_h, ot_h, reg_p, ot_p = split_hours(cents(r["hours"]), cents(r["gross_wages"]), s, e)
-            taxes = tax_parts(cents(r["employer_taxes"]))
-            values = [reg_h, ot_h, reg_p, ot_p, reg_p + ot_p, *taxes]
-            ws.write_row(r_i, 0, [code, company, emp, f"Employee {emp}", _masked(r["ssn"])])
+            sui = tax_parts(cents(r["employer_taxes"]))
+            taxes = [sui[0], sui[1], sui[2], sui[3] + sui[4]]
+            values = [reg_h, ot_h, reg_h + ot_h, reg_p, ot_p, reg_p + ot_p, reg_p + ot_p, *taxes, sum(taxes)]
+            ws.write_row(r_i, 0, [code, f"Employee {emp}", emp, _masked(r["ssn"]), associate])
             for j, d in enumerate((s, e, e + timedelta(days=5))):
                 ws.write_datetime(r_i, 5 + j, datetime.combine(d, datetime.min.time()), datefmt)
             ws.write(r_i, 8, f"{emp}-{n + 1:04d}")
@@ -103,23 +110,22 @@ def write_adp_history(rows: list[dict], path: Path, *, company: str, code: str) 
                 ws.write_number(r_i, 9 + j, v / 100)
             emp_sum = [a + b for a, b in zip(emp_sum, values, strict=True)]
             r_i += 1
-        ws.write(r_i, 0, "Total")
+        ws.write(r_i, 0, f"Totals For Associate ID {associate}:")
         for j, v in enumerate(emp_sum):
             ws.write_number(r_i, 9 + j, v / 100)
-        company_sum = [a + b for a, b in zip(company_sum, emp_sum, strict=True)]
+        grand = [a + b for a, b in zip(grand, emp_sum, strict=True)]
         r_i += 1
-    ws.write(r_i, 0, "Company Total")
-    for j, v in enumerate(company_sum):
+    ws.write(r_i, 0, "Grand Totals:")
+    for j, v in enumerate(grand):
         ws.write_number(r_i, 9 + j, v / 100)
-    ws.write(r_i + 2, 0, "Page 1 of 1")
     wb.close()
     return path
 
 
 # --- Paycom: prior payroll workbooks --------------------------------------------------------------
 
-PAYCOM_HEADER = ["Employee Code", "Employee Name", "Type Code", "Type Description", "Code", "Code Description",
-                 "Hours", "Amount"]
+PAYCOM_HEADER = ["EE Code", "EE Name", "Type Code", "Type Description", "Code Description", "Hours", "Amount"]
+PAYCOM_ER = {"Social Security": "SS", "Medicare": "MED", "FUTA": "FUTA", "NJ SDI": "NJSDI", "NJ SUI": "NJSUI"}
 
 
 def paycom_name(company: str, start: date, end: date, pay: date) -> str:
@@ -128,8 +134,9 @@ def paycom_name(company: str, start: date, end: date, pay: date) -> str:
 
 def write_paycom(rows: list[dict], folder: Path, *, company: str) -> list[Path]:
     """One company's payroll as Paycom's prior payroll workbooks: one workbook per payroll (period),
-    named with its period and pay date, a line per code of each employee (earnings with hours,
-    employee taxes, deductions, employer taxes), no FEIN and no ssn."""
+    named with its period and pay date, a line per employee and code with its category (Earnings
+    with hours, W/H Taxes, Deductions, Client Side Liabilities: the employer's taxes), no FEIN and
+    no ssn."""
     import xlsxwriter
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -145,20 +152,19 @@ def write_paycom(rows: list[dict], folder: Path, *, company: str) -> list[Path]:
         for r in sorted((x for x in rows if (x["period_start"], x["period_end"]) == (start, end)),
                         key=lambda x: x["employee_id"]):
             reg_h, ot_h, reg_p, ot_p = split_hours(cents(r["hours"]), cents(r["gross_wages"]), s, e)
-            lines = [("E", "Earnings", "REG", "Regular", reg_h, reg_p)]
+            lines = [("REG", "Regular", "Earnings", reg_h, reg_p)]
             if ot_h or ot_p:
-                lines.append(("E", "Earnings", "OT", "Overtime", ot_h, ot_p))
-            lines.append(("T", "Taxes", "FITW", "Federal Income Tax", None, round((reg_p + ot_p) * 0.08)))
-            lines.append(("D", "Deductions", "401K", "401(k)", None, round((reg_p + ot_p) * 0.03)))
+                lines.append(("OT", "Overtime", "Earnings", ot_h, ot_p))
+            lines.append(("FIT", "Federal Income Tax", "W/H Taxes", None, round((reg_p + ot_p) * 0.08)))
+            lines.append(("401K", "401(k)", "Deductions", None, round((reg_p + ot_p) * 0.03)))
             for (name, _), part in zip(TAX_SHARES, tax_parts(cents(r["employer_taxes"])), strict=True):
                 if part:
-                    lines.append(("ER", "Employer Taxes", name.upper().replace(" ", "-") + "-ER", f"{name} (Employer)",
-                                  None, part))
-            for kind, kind_text, code, code_text, hours, amount in lines:
-                ws.write_row(i, 0, [r["employee_id"], f"Employee {r['employee_id']}", kind, kind_text, code, code_text])
+                    lines.append((PAYCOM_ER[name], name, "Client Side Liabilities", None, part))
+            for code, code_text, category, hours, amount in lines:
+                ws.write_row(i, 0, [r["employee_id"], f"EMPLOYEE  {r['employee_id']}", code, code_text, category])
                 if hours is not None:
-                    ws.write_number(i, 6, hours / 100)
-                ws.write_number(i, 7, amount / 100)
+                    ws.write_number(i, 5, hours / 100)
+                ws.write_number(i, 6, amount / 100)
                 i += 1
         wb.close()
         out.append(path)
@@ -167,38 +173,39 @@ def write_paycom(rows: list[dict], folder: Path, *, company: str) -> list[Path]:
 
 # --- Gusto: payroll journal ------------------------------------------------------------------------
 
-GUSTO_HEADER = ["Employee", "Pay Type", "Hours", "Gross Earnings", "Employer Social Security", "Employer Medicare",
-                "Employer FUTA", "Employer NJ SDI", "Employer NJ SUI"]
+GUSTO_TAXES = ["Social Security (Employer)", "Medicare (Employer)", "FUTA (Employer)",
+               "NJ Disability Insurance (Employer)", "NJ Unemployment Tax (Employer)"]
 
 
 def write_gusto_journal(rows: list[dict], path: Path, *, company: str, address: tuple[str, str]) -> Path:
-    """One company's payroll as Gusto's payroll journal (CSV): title, company and address, then
-    per payroll a "Payroll period" and a "Pay day" line, the header, a line per employee and pay
-    type (regular, overtime), a "Totals" line under each employee and a "Payroll Totals" line.
-    No FEIN, no employee id (the name as printed), no ssn."""
+    """One company's payroll as Gusto's payroll journal report (CSV): title, company and address,
+    then per payroll an "Employee Earnings" line, a "Payroll period" line (the period in one cell)
+    and a "Pay day" line, the payroll's own header (an Overtime column only where someone worked
+    overtime), a line per employee named by last and first name (here the employee id, no first
+    name: the roster names the employee the same way) and a "Payroll Totals" line. No FEIN, no
+    employee id, no ssn."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="", encoding="utf-8") as fh:
         w = csv.writer(fh, lineterminator="\n")
-        w.writerows([["Payroll Journal"], [company], [address[0]], [address[1]], []])
+        w.writerows([["Payroll Journal Report"], [company], [address[0]], [address[1]], []])
         for (start, end) in sorted({(r["period_start"], r["period_end"]) for r in rows}):
             s, e = _d(start), _d(end)
+            payroll = sorted((x for x in rows if (x["period_start"], x["period_end"]) == (start, end)),
+                             key=lambda x: x["employee_id"])
+            parts = [split_hours(cents(r["hours"]), cents(r["gross_wages"]), s, e) for r in payroll]
+            overtime = any(p[1] or p[3] for p in parts)
+            w.writerow(["Employee Earnings"])
             w.writerow(["Payroll period", f" {_us(s)} - {_us(e)}"])
-            w.writerow(["Pay day", _us(e + timedelta(days=5))])
-            w.writerow(GUSTO_HEADER)
-            payroll = [0] * 7
-            for r in sorted((x for x in rows if (x["period_start"], x["period_end"]) == (start, end)),
-                            key=lambda x: x["employee_id"]):
-                reg_h, ot_h, reg_p, ot_p = split_hours(cents(r["hours"]), cents(r["gross_wages"]), s, e)
+            w.writerow(["Pay day", f" {_us(e + timedelta(days=5))}"])
+            w.writerow(["Last Name", "First Name", "Regular (Hours)", "Regular (Amount)",
+                        *(["Overtime (Hours)", "Overtime (Amount)"] if overtime else []), "Gross Earnings",
+                        *GUSTO_TAXES, "Employer Taxes"])
+            total = None
+            for r, (reg_h, ot_h, reg_p, ot_p) in zip(payroll, parts, strict=True):
                 taxes = tax_parts(cents(r["employer_taxes"]))
-                lines = [("Regular", reg_h, reg_p, taxes)]
-                if ot_h or ot_p:  # the employer taxes are on the regular line
-                    lines.append(("Overtime", ot_h, ot_p, [0] * 5))
-                emp = [0] * 7
-                for kind, h, p, t in lines:
-                    w.writerow([r["employee_id"], kind, dec(h), dec(p), *[dec(x) for x in t]])
-                    emp = [a + b for a, b in zip(emp, [h, p, *t], strict=True)]
-                w.writerow(["Totals", "", *[dec(x) for x in emp]])
-                payroll = [a + b for a, b in zip(payroll, emp, strict=True)]
-            w.writerow(["Payroll Totals", "", *[dec(x) for x in payroll]])
+                values = [reg_h, reg_p, *([ot_h, ot_p] if overtime else []), reg_p + ot_p, *taxes, sum(taxes)]
+                w.writerow([r["employee_id"], "", *[dec(x) for x in values]])
+                total = values if total is None else [a + b for a, b in zip(total, values, strict=True)]
+            w.writerow(["Payroll Totals", "", *[dec(x) for x in total or []]])
             w.writerow([])
     return path

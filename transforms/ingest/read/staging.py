@@ -1,10 +1,10 @@
 """Staging: rename and cast only, hash the ssn, add lineage (the first layer after the raw files).
 
-A submitted table (text cells read by ``transforms.ingest.readers``, mapped by a vendor profile of
-``transforms.ingest.profiles``) becomes the staged schema of ``transforms.schema``:
+A submitted table (text cells read by ``transforms.ingest.read.readers``, mapped by a vendor profile of
+``transforms.ingest.read.profiles``) becomes the staged schema of ``transforms.schema``:
 - cells are renamed to canonical columns (derived columns are sums: hours = regular + overtime);
 - text is trimmed, dates and numbers are parsed with the profile's formats; a cell that does not
-  parse becomes null, and validation (``transforms.ingest.validate``) turns that into a reject
+  parse becomes null, and validation (``transforms.ingest.check.validate``) turns that into a reject
   naming the file, line and column;
 - the ssn becomes ``ssn_hash`` (keyed HMAC, ``transforms.pii``) and is dropped: nothing after this
   module sees it;
@@ -26,14 +26,19 @@ from pathlib import Path
 import polars as pl
 
 from transforms import schema
-from transforms.ingest.parsing import (
+from transforms.ingest.read.parsing import (
     date_expr,
     number_expr,
     period_from_pay_date,
     received_at_expr,
     text_expr,
 )
-from transforms.ingest.row_checks import ID_IS_SSN, CellError, profile_errors, structural_errors
+from transforms.ingest.read.row_checks import (
+    ID_IS_SSN,
+    CellError,
+    profile_errors,
+    structural_errors,
+)
 from transforms.pii import (
     HashKey,
     hash_last4,
@@ -83,6 +88,8 @@ class StagedTable:
     ragged: list[tuple[int, list[str]]] = field(default_factory=list)  # (line, cells) of wrong width
     padded_ssns: int = 0  # ssns of 7 or 8 digits (a numeric cell dropped the leading zeros), padded
     shape: object | None = None  # how a report's lines were read (``shape.Shape``): counts, totals checked
+    header_line: int | None = None  # the physical line (or row) of the header
+    columns: list[tuple[str, str | None]] = field(default_factory=list)  # each header -> the field it reaches
 
 
 @dataclass
@@ -112,6 +119,8 @@ class _Cells:
                 [text_expr(cell(p)).is_not_null() & number_expr(cell(p), nf).is_null() for p in self.profile.derived[col]]
             )
             total = pl.sum_horizontal([p.fill_null(0.0) for p in parts]).round(6)
+            if nf.blank == "zero":  # blank parts are 0, and so is a row with all of them blank
+                return pl.when(bad).then(None).otherwise(total)
             return pl.when(blank | bad).then(None).otherwise(total)
         return number_expr(cell(col), nf)
 
@@ -205,9 +214,10 @@ def _payroll_exprs(c: _Cells) -> tuple[dict[str, pl.Expr], dict[str, pl.Expr], l
     }
     extras: dict[str, pl.Expr] = {}
     unknown_codes: list[tuple[int, str]] = []
-    if profile.period_from_pay_date is not None:
+    if (rule := profile.period_from_pay_date) is not None:
+        lag = c.txt("pay_lag_days") if "pay_lag_days" in c.field_col else None
         exprs["period_start"], exprs["period_end"] = period_from_pay_date(
-            c.day("pay_date"), c.txt(profile.period_from_pay_date.frequency), profile.period_from_pay_date)
+            c.day("pay_date"), c.txt(rule.frequency or "pay_frequency"), rule, lag)
     if long is not None:
         code = c.txt(long.code).str.to_uppercase()
         zero = pl.lit(0.0)
@@ -338,8 +348,13 @@ def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> S
         pl.col("__line").cast(pl.Int64).alias("source_line"),
     )
     target = schema.STAGED[dataset]
+    missing = [k for k in ("ssn_hash", "ssn_last4_hash") if k in target and k not in typed.columns]
+    if missing:  # a layout without an ssn: the roster gives it (spec section 1)
+        typed = typed.with_columns(pl.lit(None, dtype=pl.String).alias(k) for k in missing)
     staged = typed.select("__line", *[pl.col(k).cast(dt) for k, dt in target.items()], *extras)
     structural = structural_errors(table, source_file, raw, id_is_ssn)
     structural += profile_errors(c, source_file, unknown_codes, headers)
+    reached = {pos: f for f, pos in match.columns.items()}
     return StagedTable(dataset, c.profile.name, source_file, table.sheet, staged, text, headers, raw, structural,
-                       ssn_digits, list(table.ragged), padded)
+                       ssn_digits, list(table.ragged), padded, header_line=table.header_line,
+                       columns=[(h, reached.get(i)) for i, h in enumerate(table.headers)])

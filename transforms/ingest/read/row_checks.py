@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+FREQUENCIES = ("weekly", "biweekly", "semimonthly", "monthly")
+
 MAX_CELL_CHARS = 10_000
 
 
@@ -78,12 +80,13 @@ def profile_errors(c, source_file: str, unknown_codes: list[tuple[int, str]],
                    for line, code in unknown_codes]
     if profile.period_from_pay_date is not None:
         rule = profile.period_from_pay_date
-        freq = c.txt(rule.frequency).str.to_uppercase()
+        name = rule.frequency or "pay_frequency"
+        freq = c.txt(name).str.to_uppercase()
         bad = c.table.frame.select("__line", freq.alias("f")).filter(
-            pl.col("f").is_null() | ~pl.col("f").is_in(list(rule.frequencies)))
-        headers["pay_frequency"] = c.header(rule.frequency)
+            pl.col("f").is_null() | ~pl.col("f").is_in(list(rule.codes)))
+        headers["pay_frequency"] = c.header(name)
         errors += [CellError(source_file, line, "pay_frequency", value, "unknown_frequency",
                              f"pay_frequency: {value!r} is not a pay frequency of profile '{profile.name}' "
-                             f"({', '.join(rule.frequencies)}); the period cannot be derived")
+                             f"({', '.join(rule.frequencies or FREQUENCIES)}); the period cannot be derived")
                    for line, value in bad.iter_rows()]
     return errors

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.ingest import profiles as pf
-from transforms.ingest import validate as va
-from transforms.ingest.batches import flagged
-from transforms.ingest.files import FileScope, held, suite_frame, validate_table
-from transforms.ingest.masking import maskable
-from transforms.ingest.quarantine import FileWork, employer_ids, wrong_types_message
-from transforms.ingest.staging import StagedTable, stage_table
-from transforms.ingest.tables import Piece, pieces, read_simple
+from transforms.ingest.check import validate as va
+from transforms.ingest.check.batches import flagged
+from transforms.ingest.check.files import FileScope, held, suite_frame, validate_table
+from transforms.ingest.check.masking import maskable
+from transforms.ingest.check.quarantine import FileWork, employer_ids, wrong_types_message
+from transforms.ingest.read import header as hd
+from transforms.ingest.read.staging import StagedTable, stage_table
+from transforms.ingest.read.tables import Piece, pieces, read_simple
 from transforms.pii import HashKey
 
 
@@ -50,7 +50,7 @@ def validate_in_pieces(work: FileWork, path: Path, size: int, piece_bytes: int, 
     the file's expectations then fail, every piece is read again to reject all its rows."""
     cuts = pieces(path, size, piece_bytes)
 
-    def screen(piece: Piece) -> tuple[Screened, pf.Match, list[str]] | None:
+    def screen(piece: Piece) -> tuple[Screened, hd.Match, list[str]] | None:
         got = read_simple(work.dataset, path, piece)
         if got is None:
             return None

@@ -41,7 +41,7 @@ from pathlib import Path
 import polars as pl
 
 from transforms import schema
-from transforms.ingest.lake_files import (
+from transforms.ingest.store.lake_files import (
     COMPRESSION,
     INTENT,
     _atomic,

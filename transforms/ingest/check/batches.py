@@ -8,15 +8,15 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.ingest import profiles as pf
-from transforms.ingest import readers as rd
-from transforms.ingest import validate as va
-from transforms.ingest.cross_rows import ORDER_BASE
-from transforms.ingest.files import COMPACT, suite_frame
-from transforms.ingest.masking import maskable, masked_ssns
-from transforms.ingest.quarantine import FileWork
-from transforms.ingest.staging import StagedTable, stage_table
-from transforms.ingest.tables import read_simple_many
+from transforms.ingest.check import validate as va
+from transforms.ingest.check.cross_rows import ORDER_BASE
+from transforms.ingest.check.files import COMPACT, suite_frame
+from transforms.ingest.check.masking import maskable, masked_ssns
+from transforms.ingest.check.quarantine import FileWork
+from transforms.ingest.read import header as hd
+from transforms.ingest.read import readers as rd
+from transforms.ingest.read.staging import StagedTable, stage_table
+from transforms.ingest.read.tables import read_simple_many
 from transforms.pii import HashKey
 
 
@@ -48,7 +48,7 @@ def validate_batch(batch: list[FileWork], paths: dict[int, Path], key: HashKey, 
     which words its rejects; it has been read twice, which costs little next to the work saved
     on the others.
     """
-    groups: dict[tuple, list[tuple[FileWork, rd.RawTable, pf.Match, list[str]]]] = {}
+    groups: dict[tuple, list[tuple[FileWork, rd.RawTable, hd.Match, list[str]]]] = {}
     rest: list[FileWork] = []
     read = read_simple_many(batch[0].dataset, [paths[w.index] for w in batch])  # a batch is of one dataset
     for w, got in zip(batch, read, strict=True):

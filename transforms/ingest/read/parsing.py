@@ -43,7 +43,10 @@ def number_expr(e: pl.Expr, fmt) -> pl.Expr:
     v = s.cast(pl.Float64, strict=False)
     v = pl.when(ok & v.is_finite()).then(v)
     # (no sign branch unless the format has one: a when/otherwise evaluates both sides)
-    return v if neg is None else pl.when(neg).then(-v).otherwise(v)
+    v = v if neg is None else pl.when(neg).then(-v).otherwise(v)
+    if getattr(fmt, "blank", "missing") == "zero":
+        v = pl.when(s.is_null() | (s == "")).then(pl.lit(0.0)).otherwise(v)
+    return v
 
 
 # read in every layout after the layout's own formats (spec section 1): ISO, m/d/yyyy, mm/dd/yy,
@@ -97,13 +100,17 @@ _TS_NAIVE = ["%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M", "
              "%m/%d/%Y %H:%M", "%m/%d/%Y %H:%M:%S", "%m/%d/%Y %I:%M %p", "%m/%d/%Y %I:%M:%S %p"]
 
 
-def period_from_pay_date(pay: pl.Expr, frequency: pl.Expr, rule) -> tuple[pl.Expr, pl.Expr]:
+def period_from_pay_date(pay: pl.Expr, frequency: pl.Expr, rule, lag: pl.Expr | None = None) -> tuple[pl.Expr, pl.Expr]:
     """(period_start, period_end) by a profile's ``PeriodFromPayDate`` rule
-    (``period_ending_on_pay_date``): the pay date moved back by ``lag_days``; weekly and
-    biweekly, the 7 or 14 days ending on it; semimonthly, the half month holding it (1st-15th,
-    16th-end); monthly, the calendar month holding it. An unknown frequency gives no period."""
-    end_day = pay - pl.duration(days=rule.lag_days) if rule.lag_days else pay
-    freq = frequency.str.to_uppercase().replace_strict(rule.frequencies, default=None, return_dtype=pl.String)
+    (``period_ending_on_pay_date``): the pay date moved back by ``lag_days`` (or by ``lag``, the
+    file's own from payroll/files.csv); weekly and biweekly, the 7 or 14 days ending on it;
+    semimonthly, the half month holding it (1st-15th, 16th-end); monthly, the calendar month
+    holding it. An unknown frequency gives no period."""
+    if lag is not None:
+        end_day = pay - pl.duration(days=lag.cast(pl.Int64, strict=False).fill_null(rule.lag_days))
+    else:
+        end_day = pay - pl.duration(days=rule.lag_days) if rule.lag_days else pay
+    freq = frequency.str.to_uppercase().replace_strict(rule.codes, default=None, return_dtype=pl.String)
     month_start = end_day.dt.month_start()
     month_end = end_day.dt.month_end()
     first_half = end_day.dt.day() <= 15

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.ingest import validate as va
-from transforms.ingest.cross_rows import ORDER_BASE
-from transforms.ingest.masking import mask_value, maskable, masked_ssns, short
-from transforms.ingest.quarantine import (
+from transforms.ingest.check import validate as va
+from transforms.ingest.check.cross_rows import ORDER_BASE
+from transforms.ingest.check.masking import mask_value, maskable, masked_ssns, short
+from transforms.ingest.check.quarantine import (
     FileWork,
     lookup,
     quarantine_rows,
@@ -24,8 +24,8 @@ from transforms.ingest.quarantine import (
     sole_employer,
     wrong_types_message,
 )
-from transforms.ingest.staging import StagedTable
-from transforms.ingest.tables import read_tables
+from transforms.ingest.read.staging import StagedTable
+from transforms.ingest.read.tables import read_tables
 from transforms.pii import HashKey
 
 COMPACT = ("ssn_hash", "source_file", "__code", "__counts")
@@ -152,7 +152,8 @@ def read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, d
     if problem is not None:
         work.file_problem = problem.message
         work.problem_rule = problem.rule
-        work.rejects.append(dict(file=rel, line=None, column=None, value=None, rule=problem.rule, message=problem.message, employer_id=None))
+        work.rejects.append(dict(file=rel, line=None, column=None, value=None, rule=problem.rule,
+                                 message=problem.detail or problem.message, employer_id=None))
         if problem.table is not None:
             work.rows_read += problem.table.rows_read
             for line in problem.table.frame.get_column("__line").to_list() + [ln for ln, _ in problem.table.ragged]:
@@ -160,7 +161,8 @@ def read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, d
             quarantine_table(work, problem.table, problem.rule, problem.message)
     for sh in bad_sheets:
         t = sh.problem.table
-        work.rejects.append(dict(file=work.where(sh.sheet), line=None, column=None, value=None, rule=sh.problem.rule, message=sh.problem.message, employer_id=None))
+        work.rejects.append(dict(file=work.where(sh.sheet), line=None, column=None, value=None, rule=sh.problem.rule,
+                                 message=sh.problem.detail or sh.problem.message, employer_id=None))
         work.rows_read += t.rows_read
         for line in t.frame.get_column("__line").to_list() + [ln for ln, _ in t.ragged]:
             work.rejected_lines[(sh.sheet, line)] = [sh.problem.rule]
@@ -169,8 +171,7 @@ def read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, d
         work.profile = st.profile
         work.rows_read += st.staged.height + len(st.ragged)
         if st.shape is not None:
-            work.shape_lines += len(st.shape.preamble) + st.shape.totals + st.shape.blocks + st.shape.repeated_headers \
-                + st.shape.notes
+            work.shape_lines += st.shape.lines
         validate_table(work, st, now, docs_dir, engine)
     # the rows that passed are in work.passed; the tables (cells) go out of scope here (a file
     # with a cross-row reject is read again for them): memory holds one staged copy of the run

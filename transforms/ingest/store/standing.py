@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.ingest.lake import BY_PATH, QUARANTINE_SCHEMA, _parts, lake_dir, load_manifest
+from transforms.ingest.store.lake import BY_PATH, QUARANTINE_SCHEMA, _parts, lake_dir, load_manifest
 
 STANDING_SCHEMA = {
     "dataset": pl.String, "path": pl.String, "file": pl.String, "source_sheet": pl.String, "line": pl.Int64, "employer_id": pl.String,

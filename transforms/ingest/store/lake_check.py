@@ -22,8 +22,8 @@ from pathlib import Path
 import polars as pl
 
 from transforms import schema
-from transforms.ingest.lake import LakeDamaged, _parts
-from transforms.ingest.lake_files import intend, intended, take_written, write_parquet_atomic
+from transforms.ingest.store.lake import LakeDamaged, _parts
+from transforms.ingest.store.lake_files import intend, intended, take_written, write_parquet_atomic
 
 CHUNK = 1 << 20
 

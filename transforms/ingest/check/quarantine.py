@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from transforms.ingest import readers as rd
-from transforms.ingest import validate as va
-from transforms.ingest.masking import cells_json, mask_employer, mask_value
-from transforms.ingest.staging import StagedTable
+from transforms.ingest.check import validate as va
+from transforms.ingest.check.masking import cells_json, mask_employer, mask_value
+from transforms.ingest.read import readers as rd
+from transforms.ingest.read.staging import StagedTable
 
 
 @dataclass
@@ -30,7 +30,7 @@ class FileWork:
     file_problem: str | None = None
     problem_rule: str | None = None  # the rule of a whole-file reject (unknown_layout, wrong_types ...)
     padded_ssns: int = 0  # ssns of 7 or 8 digits padded with the leading zeros a spreadsheet dropped
-    context: object | None = None  # what the submission says of the file outside its rows (shape.FileContext)
+    context: object | None = None  # what the submission says of the file outside its rows (context.FileContext)
     shape_lines: int = 0  # a report's preamble, totals, block, repeated-header and note lines
     notes: list[str] = field(default_factory=list)
     passed: list[pl.DataFrame] = field(default_factory=list)  # staged rows that passed the suite

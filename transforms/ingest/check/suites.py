@@ -14,7 +14,7 @@ from pathlib import Path
 
 import polars as pl
 
-EXPECTATIONS_DIR = Path(__file__).resolve().parents[2] / "expectations"
+EXPECTATIONS_DIR = Path(__file__).resolve().parents[3] / "expectations"
 
 
 @dataclass

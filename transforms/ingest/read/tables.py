@@ -1,0 +1,364 @@
+"""Read: the files of a submission as tables of text cells, each matched to a layout and staged
+(``staging.stage_table``).
+
+A delimited file's first lines and each sheet of a workbook are searched for the row that is the
+header of a layout (``header.find_layout``: whatever is above it is the preamble, counted and
+reported); a table whose header is its first line and that Polars maps exactly takes the fast
+route (``simple``), every other is read record by record (a report's lines by
+``shape.shape_report``). A file or sheet that no layout reads is a problem naming the row it came
+closest with, by which layout, what is missing and what is unmatched: one short line, the full
+lists in the rejects file (``Problem.detail``). A sheet with no header row and no figures (a
+report's cover or notes sheet beside the data) is skipped and said.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from transforms import schema
+from transforms.ingest.read import context as ctx
+from transforms.ingest.read import header as hd
+from transforms.ingest.read import lines as ln
+from transforms.ingest.read import profile_files as pfiles
+from transforms.ingest.read import profiles as pf
+from transforms.ingest.read import readers as rd
+from transforms.ingest.read import report_frame as rf
+from transforms.ingest.read import shape as sh
+from transforms.ingest.read import simple
+from transforms.ingest.read import submission as sub
+from transforms.ingest.read import workbooks as wbk
+from transforms.ingest.read.context import FileContext
+from transforms.ingest.read.simple import Piece, pieces, read_simple, read_simple_many
+from transforms.ingest.read.staging import (
+    NULLABLE,
+    CellError,
+    Staged,
+    StagedTable,
+    SubmissionError,
+    stage_table,
+)
+from transforms.pii import HashKey
+
+
+def discover(root: Path, exclude: list[Path] | None = None) -> list[tuple[str | None, Path]]:
+    """Every regular file of the folder with its dataset (None: not part of the layout); the
+    entries that are not regular files (symbolic links, folders named like data files) are
+    left out here: ``submission.discover`` lists them."""
+    return [(e.dataset, e.path) for e in sub.discover(root, exclude) if e.kind == "file"]
+
+
+@dataclass
+class Problem:
+    rule: str
+    message: str  # one short line (the file's message, the run's summary)
+    table: rd.RawTable | None = None  # the rows we could still split, to count and quarantine
+    detail: str | None = None  # the full message, for the rejects file
+
+
+@dataclass
+class Sheet:
+    """One table of a file that matched no profile (its rows are rejected as a whole)."""
+
+    sheet: str | None
+    problem: Problem
+
+
+def _no_match(dataset: str, near: hd.Nearest | None, where: str = "", hint: str = "") -> tuple[str, str]:
+    """(short, full) messages of a table no layout reads: the row it came closest with."""
+    if near is None:
+        msg = f"no row of the {where or 'file'} is the header of a {dataset} layout (no column of any layout found)"
+        return msg + (f". {hint}" if hint else ""), msg + (f". {hint}" if hint else "")
+    m = near.match
+    lead = (f"the header matches no known {dataset} layout; nearest: line {near.line}"
+            f"{f' of {where}' if where else ''}, by '{m.profile.name}' ({len(m.columns)} of "
+            f"{len(m.columns) + len(m.missing)} fields)")
+    short, full = [lead], [lead]
+    if m.missing:
+        short.append("missing column(s): " + hd.short_list(m.missing_headers()))
+        full.append("missing column(s): " + ", ".join(m.missing_headers()))
+    if m.duplicated:
+        short.append("two columns reach one field: " + hd.short_list(m.twice(), 2))
+        full.append("two columns reach one field: " + "; ".join(m.twice()))
+    if m.unmatched:
+        short.append("unmatched column(s): " + hd.short_list(m.unmatched))
+        full.append("unmatched column(s): " + ", ".join(m.unmatched))
+    tail = f". {hint}" if hint else ""
+    return "; ".join(short) + tail, "; ".join(full) + tail
+
+
+def read_tables(dataset: str, path: Path, rel: str, key: HashKey, context: FileContext | None = None
+                ) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
+    """(staged tables, whole-file problem, sheets that matched nothing, notes). ``context``: what
+    the submission says of the file outside its rows (``context.contexts``)."""
+    notes: list[str] = []
+    ext = path.suffix.lower()
+    if ext in wbk.WORKBOOK_EXT:
+        return _read_workbook(dataset, path, rel, key, context, notes)
+    data = path.read_bytes()
+    kind = sub.sniff(data[:sub.SNIFF_BYTES], ext)
+    if kind is not None:  # compressed, binary, UTF-16 without a BOM: said, never echoed
+        return [], Problem(*kind), [], notes
+    if not data or data.isspace():
+        return [], Problem("empty_file", "the file is empty"), [], notes
+    cands = _candidates(dataset, "csv", context, ext)
+    if not cands:
+        return [], Problem("unknown_layout", f"no {dataset} layout is a {ext} file"), [], notes
+    first, _ = simple.first_line_layout(cands, data)
+    if first is not None and not first[0].profile.shaped:
+        return _read_header_first(dataset, data, first, rel, key, context, notes)
+    found = _find_in_text(cands, data)
+    if isinstance(found, Problem):
+        return [], found, [], notes
+    text, head, hit, enc, delim = found
+    notes += [f"read as {enc}"] if enc not in ("utf-8", "utf-8-sig") else []
+    if hit.match.profile.shaped:  # a report: its lines walked as one frame where that gives the same
+        width = max(len(cells) for _, cells in head)
+        frame = rf.frame_of(text, delim, width)
+        if frame is not None and frame.height > hit.index and frame["__line"][hit.index] == head[hit.index][0]:
+            got = rf.walk(frame, hit, head, rel, None, delim)
+            if got is not None:
+                (table, m), shape = got
+                return _finish_shaped(dataset, table, m, shape, rel, key, context, notes)
+    return _stage_records(dataset, rd.delimited_records(text, delim), hit, rel, key, context, notes, delimiter=delim)
+
+
+def _read_header_first(dataset: str, data: bytes, first: tuple[hd.Match, str], rel: str, key: HashKey,
+                       context: FileContext | None, notes: list[str]):
+    """A table whose header is its first line: Polars' reader when exact, else the csv module."""
+    m, delim = first
+    fast = rd.read_delimited_fast(data, delim, list(m.profile.encodings))
+    if fast is not None:
+        table, enc = fast
+    else:
+        try:
+            text, enc = rd.decode(data, m.profile.encodings)
+            table = rd.read_delimited(text, delim)
+        except rd.FileUnreadable as exc:
+            return [], Problem(exc.rule, exc.message), [], notes
+    m = hd.match_headers(m.profile, table.headers)
+    if not m.ok:
+        short, full = _no_match(dataset, hd.Nearest(0, table.header_line, m))
+        return [], Problem("unknown_layout", short, detail=full), [], notes
+    notes += simple.table_notes(table, enc, m)
+    return _finish_table(dataset, table, m, rel, key, context, notes, sh.Shape())
+
+
+def _candidates(dataset: str, fmt: str, context: FileContext | None, ext: str | None = None) -> list[pf.Profile]:
+    """The layouts a file may be: of its format (and extension), or the one files.csv names."""
+    cands = [p for p in pfiles.profiles_for(dataset, fmt) if ext is None or ext in p.extensions]
+    if context is not None and context.layout:
+        cands = [p for p in cands if p.name == context.layout]
+    return cands
+
+
+def _find_in_text(cands: list[pf.Profile], data: bytes):
+    """(text, its first records, the header found, encoding, delimiter) of the layout whose header
+    is among the file's first lines, or the ``Problem`` naming the nearest row and layout."""
+    by_text: dict[tuple[str, str], tuple[list, str, str] | None] = {}  # (encodings, delimiter) -> head
+    best: tuple[hd.Found, str, str, str] | None = None  # found, encoding, delimiter, text
+    nearest: hd.Nearest | None = None
+    for p in cands:
+        for d in p.delimiters:
+            k = ("|".join(p.encodings), d)
+            if k not in by_text:
+                try:
+                    text, enc = rd.decode(data, p.encodings)
+                    limit = max(c.header_within for c in cands) + 1
+                    by_text[k] = (rd.delimited_records(text, d, limit=limit), enc, text)
+                except rd.FileUnreadable:
+                    by_text[k] = None
+            if by_text[k] is None:
+                continue
+            head, enc, text = by_text[k]
+            found, near = hd.find_layout([p], head)
+            if found is not None and (best is None or len(found.match.columns) > len(best[0].match.columns)):
+                best = (found, enc, d, text)
+            if near is not None and (nearest is None or hd._score(near.match) > hd._score(nearest.match)):
+                nearest = near
+    if best is None:
+        return _unknown_layout(cands[0].dataset, cands, data, nearest)
+    found, enc, d, text = best
+    head = by_text[("|".join(next(p for p in cands if p.name == found.match.profile.name).encodings), d)][0]
+    return text, head, found, enc, d
+
+
+def _read_workbook(dataset: str, path: Path, rel: str, key: HashKey, context: FileContext | None,
+                   notes: list[str]) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
+    """Every sheet of a workbook that has a layout, its header found as in a text file; a hidden
+    sheet is named in the notes (and not read when it matches no layout); a cover or notes sheet
+    (no header row, no figures) beside a sheet that is read is skipped and said."""
+    try:
+        sheets = wbk.read_workbook(path)
+    except rd.FileUnreadable as exc:
+        return [], Problem(exc.rule, exc.message), [], notes
+    if not any(s.records for s in sheets):
+        return [], Problem("empty_file", "the workbook has no sheet with a header row"), [], notes
+    cands = _candidates(dataset, "xlsx", context)
+    staged, bad, covers = [], [], []
+    for sheet in sheets:
+        if not sheet.records:
+            continue
+        found, near = hd.find_layout(cands, sheet.records)
+        if found is None:
+            if not sheet.visible:
+                notes.append(f"hidden sheet '{sheet.name}' not read: it matches no layout")
+                continue
+            if _cover(sheet.records, near):
+                covers.append(sheet)
+                continue
+            table = rd.table_from_records(sheet.records, sheet=sheet.name)
+            short, full = _no_match(dataset, near, f"sheet '{sheet.name}'")
+            bad.append(Sheet(sheet.name, Problem("unknown_layout", f"sheet '{sheet.name}': {short}", table,
+                                                 f"sheet '{sheet.name}': {full}")))
+            continue
+        if not sheet.visible:
+            notes.append(f"sheet '{sheet.name}' is hidden (read like the others)")
+        got, problem, _, _ = _stage_records(dataset, sheet.records, found, rel, key, context, notes, sheet=sheet.name)
+        if problem is not None:
+            return [], problem, [], notes
+        staged += got
+    for sheet in covers:
+        if staged or bad:
+            notes.append(f"sheet '{sheet.name}' skipped: no header row and no figures (a cover or notes sheet, "
+                         f"{len(sheet.records)} line(s))")
+            if staged:
+                staged[0].shape.cover += len(sheet.records)
+        else:
+            table = rd.table_from_records(sheet.records, sheet=sheet.name)
+            short, full = _no_match(dataset, None, f"sheet '{sheet.name}'")
+            bad.append(Sheet(sheet.name, Problem("unknown_layout", f"sheet '{sheet.name}': {short}", table,
+                                                 f"sheet '{sheet.name}': {full}")))
+    return staged, None, bad, notes
+
+
+def _cover(records, near: hd.Nearest | None) -> bool:
+    """A sheet that is no table: no row reaches two fields of a layout and no row holds three
+    figures (a report's cover: title, company, criteria; a notes sheet)."""
+    if near is not None and near.reached >= 2:
+        return False
+    figures = sum(1 for _, cells in records
+                  if sum(1 for c in cells if c is not None and _figure(c)) >= 3)
+    return figures == 0
+
+
+def _figure(cell: str) -> bool:
+    t = cell.strip().replace(",", "").replace("$", "").strip("()")
+    try:
+        float(t)
+    except ValueError:
+        return False
+    return bool(t)
+
+
+def _stage_records(dataset: str, records, found: hd.Found, rel: str, key: HashKey,
+                   context: FileContext | None, notes: list[str], *, sheet: str | None = None,
+                   delimiter: str | None = None) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
+    """The table of a file's records from its header (a report shaped by ``shape.shape_report``)."""
+    m = found.match
+    if m.profile.shaped:
+        (table, m), shape = sh.shape_report(records, found, rel, sheet=sheet, delimiter=delimiter)
+    else:
+        table = rd.table_from_records(records[found.index:], sheet=sheet, delimiter=delimiter)
+        shape = sh.Shape(preamble=[" ".join(c.strip() for c in cells if c and c.strip())
+                                   for _, cells in records[:found.first]])
+    return _finish_shaped(dataset, table, m, shape, rel, key, context, notes)
+
+
+def _finish_shaped(dataset: str, table: rd.RawTable, m: hd.Match, shape: sh.Shape, rel: str, key: HashKey,
+                   context: FileContext | None, notes: list[str]):
+    """A table read from its records: its split columns, its ignored columns said, staged."""
+    table, m = ln.split_columns(table, m)
+    if m.unmatched:
+        notes.append((f"sheet '{table.sheet}': " if table.sheet else "") + f"ignored column(s) {hd.short_list(m.unmatched)}")
+    return _finish_table(dataset, table, m, rel, key, context, notes, shape)
+
+
+def _finish_table(dataset: str, table: rd.RawTable, m: hd.Match, rel: str, key: HashKey, context: FileContext | None,
+                  notes: list[str], shape: sh.Shape) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
+    """The submission's context on every row, the shape's lines said, the table staged."""
+    where = f"{rel}[{table.sheet}]" if table.sheet else rel
+    table, m, mismatch = ctx.apply_context(table, m, context, where)
+    if (unread := ctx.unread_context(m, where)) is not None:
+        return [], Problem(unread.rule, unread.message), [], notes
+    if shape.words():
+        notes.append((f"sheet '{table.sheet}': " if table.sheet else "") + shape.words())
+    st = stage_table(dataset, m, table, key, rel)
+    st.structural += shape.errors + mismatch
+    st.shape = shape
+    return [st], None, [], notes
+
+
+def _unknown_layout(dataset: str, cands: list, data: bytes, nearest: hd.Nearest | None) -> Problem:
+    hint = ""
+    for alt in [",", ";", "\t", "|"]:
+        for p in cands:
+            if alt in p.delimiters:
+                continue
+            try:
+                text, _ = rd.decode(data, list(p.encodings) + ["latin-1"])
+                found, _ = hd.find_layout([p], rd.delimited_records(text, alt, limit=p.header_within))
+            except rd.FileUnreadable:
+                found = None
+            if found is not None:
+                hint = (f"The header matches the '{p.name}' layout when split on {alt!r}, but that "
+                        f"layout is delimited by {' or '.join(repr(x) for x in p.delimiters)}: "
+                        "export it again with that delimiter.")
+                break
+        if hint:
+            break
+    first = cands[0]
+    try:
+        text, _ = rd.decode(data, list(first.encodings) + ["latin-1"])
+        table = rd.read_delimited(text, first.delimiters[0])
+    except rd.FileUnreadable:
+        table = None
+    short, full = _no_match(dataset, nearest, hint=hint)
+    return Problem("unknown_layout", short, table, full)
+
+
+__all__ = ["Piece", "Problem", "Sheet", "discover", "pieces", "read_simple", "read_simple_many", "read_tables",
+           "stage_submission"]
+
+
+def stage_submission(input_dir: Path, key: HashKey) -> Staged:
+    """Read and stage every dataset of a submission folder (vendor payroll layouts included).
+
+    Rows with a cell that does not cast are left out and reported in ``errors``; nothing else is
+    checked (``transforms.ingest.ingest_folder`` runs the validation suites and writes the lake).
+    """
+    root = Path(input_dir)
+    if not root.is_dir():
+        raise SubmissionError(f"{root}: not a folder")
+    found = discover(root)
+    for dataset, pattern in schema.SUBMISSION_FILES.items():
+        if not any(d == dataset for d, _ in found):
+            raise SubmissionError(f"{root}: no {pattern} (required by the canonical layout)")
+    parts: dict[str, list[pl.DataFrame]] = {d: [] for d in schema.STAGED}
+    errors: list[CellError] = []
+    files: list[Path] = []
+    for dataset, path in found:
+        if dataset is None:
+            continue
+        files.append(path)
+        rel = path.relative_to(root).as_posix()
+        tables, problem, bad_sheets, _ = read_tables(dataset, path, rel, key)
+        if problem is not None:
+            raise SubmissionError(f"{path}: {problem.message}")
+        for bad in bad_sheets:
+            errors.append(CellError(rel, None, None, None, bad.problem.rule, bad.problem.message))
+        for st in tables:
+            errors.extend(st.structural)
+            bad_lines = {e.line for e in st.structural}
+            nonnull = [c for c in schema.STAGED[dataset] if c not in schema.LINEAGE and (dataset, c) not in NULLABLE]
+            ok = pl.all_horizontal([pl.col(c).is_not_null() for c in nonnull])
+            for row in st.staged.filter(~ok).select("__line").iter_rows():
+                errors.append(CellError(rel, row[0], None, None, "type", "a cell is empty or not a valid value"))
+            good = st.staged.filter(ok & ~pl.col("__line").is_in(list(bad_lines)))
+            parts[dataset].append(good.select(list(schema.STAGED[dataset])))
+    frames = {
+        d: pl.concat(p, how="vertical") if p else pl.DataFrame(schema=schema.STAGED[d]) for d, p in parts.items()
+    }
+    return Staged(frames, errors, files)
