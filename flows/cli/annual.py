@@ -26,12 +26,14 @@ def annual(
     data_docs: Annotated[bool, typer.Option("--data-docs", envvar="IMPCREDIT_DATA_DOCS", help="Validate with Great "
                                             "Expectations itself and write its Data Docs into --out/data_docs (about "
                                             "9 s more per 1M rows).")] = False,
+    profiles: Annotated[Path | None, typer.Option("--profiles", help=common.PROFILES_HELP, metavar="DIR")] = None,
 ) -> None:
     """Compute credits, decide applications against the cap and write the award files.
 
     Example: impcredit annual --input data/sample --tax-year 2023 --as-of 2024-07-01
     (the approval year is the as-of date's year; applications received after it wait for a later run)
     """
+    common.use_profiles(profiles)
     started = time.monotonic()
     common.show_stages()
     as_of_date = common.parse_date(as_of, "--as-of")

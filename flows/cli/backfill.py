@@ -21,8 +21,10 @@ def backfill(
     cap: Annotated[float | None, typer.Option("--cap", help="Override the statutory annual cap (dollars).", metavar="DOLLARS")] = None,
     policy: Annotated[str, typer.Option("--policy", help="Cap rationing: fcfs or pro-rata.", metavar="fcfs|pro-rata")] = "fcfs",
     wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.", metavar="SECONDS")] = 0.0,
+    profiles: Annotated[Path | None, typer.Option("--profiles", help=common.PROFILES_HELP, metavar="DIR")] = None,
 ) -> None:
     """Run the annual flow for each tax year in order (subflows of one parent flow)."""
+    common.use_profiles(profiles)
     as_of_date = common.parse_date(as_of, "--as-of") if as_of else None
     common.check_run_args(input, policy, cap)
     try:

@@ -20,8 +20,10 @@ def ingest(
         help="gx: Great Expectations Core, file by file, and its Data Docs under <out>/data_docs; "
         "polars: the same suites compiled to Polars (no Data Docs; what annual runs use).",
     )] = "gx",
+    profiles: Annotated[Path | None, typer.Option("--profiles", help=common.PROFILES_HELP, metavar="DIR")] = None,
 ) -> None:
     """Ingest a submission into the Parquet lake alone: profiles, validation, quarantine."""
+    common.use_profiles(profiles)
     if engine not in ("gx", "polars"):
         common.fail(f"--validation-engine must be gx or polars, not {engine!r}")
     if not input.is_dir():

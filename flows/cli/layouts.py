@@ -1,23 +1,157 @@
-"""``impcredit layouts``: the payroll layouts (vendor profiles) ingest reads, with the product each follows."""
+"""``impcredit layouts``: the payroll layouts (profiles) ingest reads and where each comes from;
+``layouts check FILE...``: how each file would be read, without a run or a ledger; ``layouts draft
+FILE``: a draft profile for an export no profile reads."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+from rich.table import Table
+
 from flows.cli import common
 
+layouts_app = typer.Typer(help="The payroll layouts (profiles): list them, check a file against them, draft one.",
+                          invoke_without_command=True)
 
-def layouts() -> None:
-    """List the payroll layouts ingest reads: each profile, the product whose export it follows and
-    what it reads (data/vendors/*.yaml). A file no layout reads is rejected naming the nearest.
+ProfilesOpt = Annotated[Path | None, typer.Option("--profiles", help=common.PROFILES_HELP, metavar="DIR")]
 
-    Example: impcredit layouts
+
+@layouts_app.callback()
+def layouts(ctx: typer.Context, profiles: ProfilesOpt = None) -> None:
+    """List the payroll layouts ingest reads: each profile, the product whose export it follows,
+    what it reads and where it comes from (data/vendors/ as shipped, or the agency's folder). A
+    file no layout reads is rejected naming the nearest row and layout.
+
+    Examples: impcredit layouts; impcredit layouts --profiles /srv/impcredit/profiles;
+    impcredit layouts check payroll/123456789/journal.csv; impcredit layouts draft export.xlsx
     """
-    from rich.markup import escape
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = profiles
+        return
+    common.use_profiles(profiles)
+    from transforms.ingest.read.profile_files import agency_dir, load_profiles, origin
 
-    from transforms.ingest.profiles import load_profiles
-
-    common.console.print("Payroll layouts (data/vendors/*.yaml): a file is read by the one whose header it holds.")
+    where = agency_dir()
+    common.console.print("Payroll layouts: a file is read by the one whose header it holds (data/vendors/"
+                         + (f" and {escape(str(where))}" if where else "") + ").", soft_wrap=True)
     for p in load_profiles():
         kind = ", ".join(p.extensions) + ("; a report" if p.shaped else "") + ("; a line per code" if p.long else "")
         product = p.product or ("spec section 1" if p.name == "canonical" else "")
-        common.console.print(f"[bold]{p.name}[/]  {escape(product)}  ({kind})", soft_wrap=True)
+        common.console.print(f"[bold]{p.name}[/]  {escape(product)}  ({kind})  [dim]{escape(origin(p))}[/]", soft_wrap=True)
         common.console.print(f"    {escape(p.description)}", soft_wrap=True)
+
+
+def _profiles(ctx: typer.Context, profiles: Path | None) -> None:
+    common.use_profiles(profiles if profiles is not None else ctx.obj)
+
+
+@layouts_app.command("check")
+def check(
+    ctx: typer.Context,
+    files: Annotated[list[Path], typer.Argument(help="Payroll files (CSV or workbooks).", metavar="FILE...")],
+    profiles: ProfilesOpt = None,
+    rows: Annotated[int, typer.Option("--rows", help="First rows to show as canonical values.", metavar="N")] = 3,
+) -> None:
+    """How each file would be read, without a run or a ledger: the layout and where it comes from,
+    the header line, each column and the field it reaches, the first rows as canonical values, the
+    lines skipped (titles, totals checked, notes) and every reject with its rule. A file under a
+    submission's payroll/ folder takes its employer from the folder or payroll/files.csv.
+    Exit 0: every file read whole; 1: a file not read, or a line rejected.
+
+    Example: impcredit layouts check --profiles profiles/ submission/payroll/123456789/journal.csv
+    """
+    _profiles(ctx, profiles)
+    from transforms.ingest.layout_check import check_file
+
+    whole = True
+    for path in files:
+        if not path.is_file():
+            common.fail(f"{path}: not a file")
+        try:
+            result = check_file(path, first_rows=rows)
+        except common.known_errors() as exc:
+            common.fail(f"{path}: {exc}")
+            return
+        whole &= result.read_whole
+        _print_check(result)
+    raise typer.Exit(0 if whole else 1)
+
+
+def _print_check(result) -> None:
+    out = common.console
+    out.rule(escape(result.file))
+    if result.problem is not None:
+        out.print(f"[bold red]not read:[/] {escape(result.problem)}", soft_wrap=True)
+        return
+    for t in result.tables:
+        sheet = f" (sheet {escape(repr(t.sheet))})" if t.sheet else ""
+        out.print(f"layout [bold]{t.profile}[/]{sheet}  [dim]{escape(t.origin)}[/]", soft_wrap=True)
+        out.print(f"header: line {t.header_line}; {t.rows:,} row(s) read" + (f"; {escape(t.skipped)}" if t.skipped else ""),
+                  soft_wrap=True)
+        for text in t.preamble[:8]:
+            out.print(f"  [dim]skipped above the header:[/] {escape(text[:100])}", soft_wrap=True)
+        cols = Table("column", "field", box=None, pad_edge=False)
+        for header, field in t.columns:
+            cols.add_row(escape(header), field or "[dim](none)[/]")
+        out.print(cols)
+        if t.first_rows:
+            out.print("first rows, as read:")
+            for r in t.first_rows:
+                out.print("  " + escape("; ".join(f"{k} {'' if v is None else v}" for k, v in r.items())), soft_wrap=True)
+    for note in result.notes:
+        out.print(f"[dim]note:[/] {escape(note)}", soft_wrap=True)
+    whole = [r for r in result.rejects if r["line"] is None]
+    for r in whole:
+        out.print(f"[bold red]not read[/] ({r['rule']}): {escape(r['message'])}", soft_wrap=True)
+    lines = [r for r in result.rejects if r["line"] is not None]
+    if lines:
+        rej = Table("line", "column", "rule", "what to fix", box=None, pad_edge=False,
+                    title=f"{len(lines)} line(s) rejected", title_justify="left")
+        for r in lines[:50]:
+            rej.add_row(str(r["line"] or ""), escape(r["column"] or ""), r["rule"], escape(r["message"]))
+        out.print(rej)
+        if len(lines) > 50:
+            out.print(f"... and {len(lines) - 50} more")
+    if not result.rejects:
+        out.print(f"[green]read whole:[/] {result.rows:,} row(s), no reject")
+
+
+@layouts_app.command("draft")
+def draft(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="An export no profile reads (CSV or workbook).", metavar="FILE")],
+    out: Annotated[Path | None, typer.Option("--out", help="Where to write the draft (default: print it).",
+                                             metavar="FILE")] = None,
+    name: Annotated[str | None, typer.Option("--name", help="The profile's name (default: from the file's name).",
+                                             metavar="NAME")] = None,
+    profiles: ProfilesOpt = None,
+) -> None:
+    """Write a draft profile for a payroll export no profile reads: the header found (below any
+    title rows), the columns matched to fields by meaning, the others listed as comments, the date
+    format and the totals lines guessed from the file. Edit it, put it in the agency's profiles
+    folder, and verify it with `impcredit layouts check --profiles DIR FILE`.
+
+    Example: impcredit layouts draft "Paycheck Details.xlsx" --out profiles/square_paycheck_details.yaml
+    """
+    _profiles(ctx, profiles)
+    from transforms.ingest.read.draft import draft_profile, draft_yaml
+
+    if not file.is_file():
+        common.fail(f"{file}: not a file")
+    try:
+        text = draft_yaml(draft_profile(file, name))
+    except (ValueError, OSError) as exc:
+        common.fail(str(exc))
+        return
+    if out is None:
+        print(text, end="")
+        return
+    if out.exists():
+        common.fail(f"{out}: exists; the draft is not written over a file (choose another --out)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    common.err.print(f"wrote {escape(str(out))}: edit it, then `impcredit layouts check --profiles {escape(str(out.parent))} "
+                     f"{escape(str(file))}`")

@@ -24,8 +24,10 @@ def whatif(
     batches: Annotated[int, typer.Option("--batches", help="Employer batches to compute in parallel.", metavar="N")] = 1,
     dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP, metavar="ADDRESS")] = None,
     wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.", metavar="SECONDS")] = 0.0,
+    profiles: Annotated[Path | None, typer.Option("--profiles", help=common.PROFILES_HELP, metavar="DIR")] = None,
 ) -> None:
     """Run with other settings, parameters, cap or policy; writes outputs and diff.csv, never the ledger."""
+    common.use_profiles(profiles)
     common.show_stages()
     as_of_date = common.parse_date(as_of, "--as-of")
     common.check_run_args(input, policy, cap)
