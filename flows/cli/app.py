@@ -15,6 +15,7 @@ import typer
 from flows.cli import (
     annual,
     backfill,
+    check,
     common,
     documents,
     explain,
@@ -53,10 +54,11 @@ _flags_without_type()
 app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
                   help="New Jersey impairment tax credit (N.J.S.A. 34:11-56a40).")
 for command in (annual.annual, generate.generate, ingest.ingest, history.runs, reopen.reopen, release.release,
-                settings.settings, layouts.layouts, documents.documents):
+                settings.settings, documents.documents, check.check):
     app.command()(command)
 app.add_typer(prefect_api.api_app, name="api")
 app.add_typer(lake.lake_app, name="lake")
+app.add_typer(layouts.layouts_app, name="layouts")
 for command in (explain.explain, quarterly.quarterly, whatif.whatif, backfill.backfill, variance.variance):
     app.command()(command)
 

@@ -1,0 +1,337 @@
+"""The employer's check of a submission before it is sent (``impcredit check``, issue 29 item 7).
+
+The submission is read exactly as the agency will read it: the annual run's own reading step
+(``inputs.stage_inputs``: vendor layouts, the validation suites, the identities) into a lake in a
+temporary folder, with an ssn hash key made in memory for this check alone (the employer has no
+agency key and needs none: nothing is kept). Nothing is decided and nothing is written but the
+page: no ledger, no lake, no rejects file; the temporary folder is deleted before returning.
+
+The check says:
+- each file of the submission, the layout (profile) that reads it, or why no layout reads it, and
+  its rows read, accepted and rejected;
+- every rejected line (file, line, column, value as the rejects file shows it, what to fix);
+- the applications the annual run would hold (spec section 7), computed as the annual run does
+  (``annual.compute`` then ``annual.hold_unread``, over every tax year the submission holds);
+- the payroll the credit is computed from, per employer and calendar year: the accepted rows'
+  hours, wages and employer taxes spread evenly over their days (spec section 3, the engine's own
+  ``spreading.spread_payroll``);
+- whether the submission would be read whole (every file read, no line rejected, nothing held;
+  and every tax year of its applications has reference data, else its holds are unknown).
+
+``CheckImpossible`` (and ``inputs.SubmissionIncomplete``, the annual run's own message) when it
+cannot be checked at all: not a folder, a required file missing or unreadable.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import secrets
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import polars as pl
+
+from transforms import schema
+from transforms.runs.inputs import (
+    RunError,
+    StagedInputs,
+    SubmissionIncomplete,
+    check_complete,
+    stage_inputs,
+)
+
+TEMP_PREFIX = "impcredit-check-"  # the temporary workdir's name (deleted when the check returns)
+MAX_SHOWN_REJECTS = 10_000  # rejected lines listed on the page (every one is counted)
+NO_CLAIM = ("no employee of it was read: roster.csv has no line for it that could be read "
+            "(an application that claims no one is held, never rejected)")
+
+
+class CheckImpossible(RunError):
+    """The submission cannot be checked at all (the message says what to fix)."""
+
+
+@dataclass(frozen=True)
+class FileCheck:
+    file: str  # relative to the submission folder
+    dataset: str | None  # what the file is (payroll, roster, ...), None when not part of the layout
+    layout: str | None  # the profile that read it, None when no layout reads it
+    rows_read: int
+    rows_accepted: int
+    rows_rejected: int
+    status: str  # accepted | partial | rejected | duplicate (ingest's FileRecord)
+    message: str
+    read: bool  # False: the file was rejected whole (no layout reads it, not text, not part of the layout)
+
+
+@dataclass(frozen=True)
+class RejectedLine:
+    file: str
+    line: int | None  # None: the whole file
+    column: str | None
+    value: str | None  # as the rejects file shows it (every ssn-shaped value masked)
+    rule: str
+    message: str  # what to fix
+
+
+@dataclass(frozen=True)
+class HeldApplication:
+    application_id: str
+    employer_id: str
+    employer_name: str
+    tax_year: int
+    why: list[str]  # one phrase per line that holds it ("payroll/a.csv line 3 (hours): hours: not a number")
+
+
+@dataclass(frozen=True)
+class YearTotals:
+    employer_id: str
+    employer_name: str
+    year: int
+    hours: float
+    gross_wages: float
+    employer_taxes: float
+
+
+@dataclass
+class CheckResult:
+    input_dir: Path
+    checked_at: dt.datetime
+    files: list[FileCheck]
+    rejects: list[RejectedLine]
+    held: list[HeldApplication]
+    totals: list[YearTotals]
+    applications: int = 0  # applications read
+    stop: str | None = None  # the annual run would stop after reading, deciding nothing (its one line)
+    # tax years of applications the credit cannot be computed for (no reference data): not checked for holds
+    unchecked_years: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def unread_files(self) -> list[FileCheck]:
+        return [f for f in self.files if not f.read]
+
+    @property
+    def rejected_lines(self) -> int:
+        """Distinct rejected lines (a file rejected whole is counted as a file, not here)."""
+        return len({(r.file, r.line) for r in self.rejects if r.line is not None})
+
+    @property
+    def problems(self) -> int:
+        """What there is to fix: each file not read, each rejected line, each application held
+        for no rejected line (it claims no one), each tax year that cannot be computed; at least one
+        when the submission would not be read whole (a stop that none of these explains)."""
+        n = (len(self.unread_files) + self.rejected_lines + sum(1 for h in self.held if h.why == [NO_CLAIM])
+             + len(self.unchecked_years))
+        return n or (0 if self.read_whole else 1)
+
+    @property
+    def read_whole(self) -> bool:
+        return not (self.unread_files or self.rejects or self.held or self.stop or self.unchecked_years)
+
+    @property
+    def headline(self) -> str:
+        if self.read_whole:
+            return "This submission would be read whole: every file read, no line rejected, no application held."
+        parts = []
+        if self.unread_files:
+            parts.append(_count(len(self.unread_files), "file", "files") + " not read")
+        if self.rejected_lines:
+            parts.append(_count(self.rejected_lines, "rejected line", "rejected lines"))
+        if self.held:
+            parts.append(_count(len(self.held), "application", "applications") + " held")
+        if self.unchecked_years:
+            parts.append(_count(len(self.unchecked_years), "tax year", "tax years") + " without reference data")
+        if self.stop:
+            parts.append("the annual run would stop before deciding anything")
+        return (f"This submission would not be read whole: {_count(self.problems, 'problem', 'problems')} to fix ("
+                + "; ".join(parts) + ").")
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def _ephemeral_key():
+    """An ssn hash key made in memory for this check alone, never stored or shown."""
+    from transforms.pii import HashKey
+
+    return HashKey(secrets.token_bytes(32), "ephemeral")
+
+
+def _aware(now: dt.datetime | None) -> dt.datetime:
+    if now is None:
+        return dt.datetime.now(dt.UTC)
+    return now if now.tzinfo else now.replace(tzinfo=ZoneInfo(schema.NJ_TZ))  # naive: New Jersey time, as ingest
+
+
+def check_submission(input_dir: Path, *, now: dt.datetime | None = None) -> CheckResult:
+    """Read the submission in ``input_dir`` as the agency will, decide nothing, keep nothing (see
+    the module). ``now``: the instant of the check (default: now; naive means New Jersey time)."""
+    from transforms.ingest import ingest_folder
+
+    input_dir = Path(input_dir)
+    if not input_dir.is_dir():
+        raise CheckImpossible(f"{input_dir} is not a folder (expected a submission: payroll/*.csv, applications.csv, "
+                              "roster.csv, certifications.csv, employer_rates.csv)")
+    check_complete(input_dir)  # SubmissionIncomplete: the annual run's one line
+    checked_at = _aware(now)
+    key = _ephemeral_key()
+    with tempfile.TemporaryDirectory(prefix=TEMP_PREFIX) as tmp:
+        workdir = Path(tmp)
+        # the ingest of a fresh lake, as the annual run's first step does it: what it says of each file
+        report = ingest_folder(input_dir, workdir, key, now=checked_at)
+        staged, stop = None, None
+        try:  # the annual run's reading step over that lake (its files are in it: nothing is read twice)
+            staged = stage_inputs(input_dir, workdir, key)
+        except SubmissionIncomplete as exc:  # read, but the annual run would stop here
+            stop = str(exc)
+        rejects = pl.concat([report.rejects, staged.rejects if staged else report.rejects.clear()]).unique()
+        result = CheckResult(input_dir=input_dir.resolve(), checked_at=checked_at, files=_files(report),
+                             rejects=_rejects(rejects), held=[], totals=[], stop=stop)
+        apps = _applications(staged, workdir)
+        result.applications = apps.height
+        result.totals = _totals(staged.frames["payroll"] if staged else _from_lake(workdir, "payroll"), _names(apps))
+        if staged is not None:
+            result.held = _held(staged, apps, checked_at, result.unchecked_years)
+            if staged.unclaimed_without_ssn:
+                result.notes.append(f"{staged.unclaimed_without_ssn:,} payroll rows of employees no application "
+                                    "claims carry no ssn: they count for no one's credit.")
+            if apps.height == 0:
+                result.notes.append("The submission holds no application: there would be nothing to decide.")
+    return result
+
+
+def _files(report) -> list[FileCheck]:
+    """The ingest's record of each file; a file is not read when it was rejected whole (a reject
+    with no line: no layout reads it, not text, not part of the layout; a workbook's sheet counts)."""
+    whole = set(report.rejects.filter(pl.col("line").is_null()).get_column("file").to_list())
+
+    def rejected_whole(f) -> bool:
+        return f.status == "rejected" and any(w == f.file or w.startswith(f"{f.file}[") for w in whole)
+
+    return [FileCheck(f.file, f.dataset, f.profile, f.rows_read, f.rows_accepted, f.rows_rejected, f.status, f.message,
+                      read=not rejected_whole(f)) for f in report.files]
+
+
+def _rejects(rejects: pl.DataFrame) -> list[RejectedLine]:
+    from transforms.ingest.check.masking import mask_value
+
+    out = rejects.sort("file", "line", "column", "rule", nulls_last=False)
+    return [RejectedLine(r["file"], r["line"], r["column"], mask_value(r["value"]), r["rule"] or "", r["message"] or "")
+            for r in out.iter_rows(named=True)]
+
+
+def _from_lake(workdir: Path, dataset: str) -> pl.LazyFrame:
+    """The accepted rows of ``dataset`` in the lake (when the annual run would stop before its
+    own reading step returns them)."""
+    from transforms.ingest.store.lake import scan_lake
+
+    return scan_lake(workdir, dataset).lazy()
+
+
+def _applications(staged: StagedInputs | None, workdir: Path) -> pl.DataFrame:
+    apps = staged.frames["applications"] if staged else _from_lake(workdir, "applications")
+    return apps.lazy().select("application_id", "employer_id", "employer_name", "tax_year", "received_date").collect()
+
+
+def _names(apps: pl.DataFrame) -> dict[str, str]:
+    """employer id -> the name its first application gives."""
+    first = apps.sort("application_id").unique("employer_id", keep="first")
+    return dict(first.select("employer_id", "employer_name").iter_rows())
+
+
+def year_segments(first: dt.date, last: dt.date) -> pl.DataFrame:
+    """One segment per calendar year from ``first`` to ``last`` (the segment table that
+    ``spread_payroll`` spreads over): every day counts in its own calendar year."""
+    years = range(first.year, last.year + 1)
+    return pl.DataFrame({
+        "seg_id": list(range(len(years))),
+        "seg_start": [max(first, dt.date(y, 1, 1)) for y in years],
+        "seg_end": [min(last, dt.date(y, 12, 31)) for y in years],
+        "year": list(years),
+    }, schema={"seg_id": pl.Int32, "seg_start": pl.Date, "seg_end": pl.Date, "year": pl.Int32})
+
+
+def _totals(payroll: pl.LazyFrame, names: dict[str, str]) -> list[YearTotals]:
+    """The accepted payroll rows' hours, wages and employer taxes per employer and calendar year,
+    each row spread evenly over its days as the credit spreads it (spec section 3)."""
+    from transforms.rules.spreading import spread_payroll
+    from transforms.settings import RuleSettings
+
+    span = payroll.select(pl.col("period_start").min().alias("a"), pl.col("period_end").max().alias("b")).collect()
+    if span.height == 0 or span["a"][0] is None:
+        return []
+    segments = year_segments(span["a"][0], span["b"][0])
+    spread = spread_payroll(payroll, segments, RuleSettings(), keys=("employer_id",)).collect()
+    by_year = (spread.join(segments.select("seg_id", "year"), on="seg_id")
+               .group_by("employer_id", "year").agg(pl.col("hours", "wages", "taxes").sum())
+               .sort("employer_id", "year"))
+    return [YearTotals(e, names.get(e) or "", y, h, w, t) for e, y, h, w, t in by_year.iter_rows()]
+
+
+def _as_of(apps: pl.DataFrame, checked_at: dt.datetime) -> dt.date:
+    """A date by which every application of the submission is received and its tax period (at most
+    12 months or 53 weeks from its tax year) has ended: the check sees them all, none waits."""
+    dates = [checked_at.astimezone(ZoneInfo(schema.NJ_TZ)).date(), apps["received_date"].max()]
+    last_year = apps["tax_year"].max()
+    if last_year is not None:
+        dates.append(dt.date(min(int(last_year) + 1, 9998), 12, 31))
+    return max(d for d in dates if d is not None)
+
+
+def _held(staged: StagedInputs, apps: pl.DataFrame, checked_at: dt.datetime,
+          unchecked: list[str]) -> list[HeldApplication]:
+    """The applications the annual run would hold (spec section 7): for each tax year the
+    submission holds, the engine's claims and groups (``annual.compute``) and the annual run's own
+    ``hold_unread``, nothing released; with the lines that hold each one. A tax year without
+    reference data (the annual run refuses it) is said in ``unchecked``."""
+    from transforms.reference.parameters import load_parameters
+    from transforms.reference.values import ParameterError
+    from transforms.runs import annual as steps
+    from transforms.settings import Settings
+
+    params, settings, as_of = load_parameters(), Settings(), _as_of(apps, checked_at)
+    statuses, lines = [], []
+    for year in sorted(apps.get_column("tax_year").drop_nulls().unique().to_list()):
+        try:
+            result = steps.compute(staged.frames, year, as_of, params, settings)
+        except ParameterError as exc:
+            ids = apps.filter(pl.col("tax_year") == year).get_column("application_id").sort().to_list()
+            unchecked.append(f"tax year {year} ({', '.join(ids[:5])}{' ...' if len(ids) > 5 else ''}): the credit "
+                             f"cannot be computed for it yet, the annual run would refuse it ({exc}). Check the tax "
+                             "year in applications.csv; these applications were not checked for holds.")
+            continue
+        ctx = steps.RunContext(kind="check", run_id="check", tax_year=year, as_of=as_of, params=params,
+                               settings=settings, workdir=Path(), out_dir=Path(), staged=staged, result=result,
+                               started_at=checked_at)
+        steps.hold_unread(ctx, released=[])
+        statuses.append(ctx.result.applications.select("application_id", "status"))
+        if ctx.held is not None:
+            lines.append(ctx.held)
+    if not statuses:
+        return []
+    held_ids = pl.concat(statuses).filter(pl.col("status") == "HELD").get_column("application_id").unique()
+    why: dict[str, list[str]] = {}
+    for r in (pl.concat(lines).unique().sort("application_id", "file", "line") if lines else pl.DataFrame()).iter_rows(named=True):
+        cols = f" ({r['columns']})" if r["columns"] else ""
+        why.setdefault(r["application_id"], []).append(f"{r['file']} line {r['line']}{cols}: {r['messages'] or r['rules']}")
+    out = []
+    for a in apps.filter(pl.col("application_id").is_in(held_ids.implode())).sort("application_id").iter_rows(named=True):
+        out.append(HeldApplication(a["application_id"], a["employer_id"], a["employer_name"] or "", int(a["tax_year"]),
+                                   why.get(a["application_id"]) or [NO_CLAIM]))
+    return out
+
+
+def write_check_page(result: CheckResult, path: Path) -> Path:
+    """The check as one HTML page (``templates/check.html.j2``): printable, no script, a
+    Content-Security-Policy that lets nothing load, every value escaped, no ssn."""
+    from transforms.products._html import render
+    from transforms.runs.record import code_version
+
+    shown = result.rejects[:MAX_SHOWN_REJECTS]
+    return render("check.html.j2", Path(path), r=result, folder=result.input_dir.resolve().name or str(result.input_dir),
+                  checked_at=result.checked_at.astimezone(ZoneInfo(schema.NJ_TZ)).strftime("%Y-%m-%d %H:%M %Z"),
+                  version=code_version(), shown_rejects=shown, more_rejects=len(result.rejects) - len(shown),
+                  years=sorted({t.year for t in result.totals}))
