@@ -122,12 +122,14 @@ def write_notices(
     history: pl.DataFrame | None = None,
     members: pl.DataFrame | None = None,
     addresses: dict[str, str] | None = None,
+    named_by: dict[str, str] | None = None,
 ) -> list[Path]:
     """``notices/<application_id>.html`` for every application of ``awards``; a held one lists
     the lines to correct (``held``). ``history``: the ledger rows of these applications (an
     amended decision names the certificate it replaces); ``members``: the rows of each person
     by member of the group (``CreditResult.members``); ``addresses``: application id -> the
-    employer's mailing address. With ``pdf_jobs``, the PDF of them all (``notices/notices.pdf``)
+    employer's mailing address; ``named_by``: employer id -> the product whose report identifies its
+    employees by their printed names (no employee id: said in the notice). With ``pdf_jobs``, the PDF of them all (``notices/notices.pdf``)
     and one per notice (``notices/<application_id>.pdf``) are appended as a job for the caller."""
     by_app = _employee_lines(employee_years)
     rejects_known = rejects is not None and "employer_id" in rejects.columns
@@ -161,6 +163,7 @@ def write_notices(
             "rejects": rejects_of.get(a["employer_id"], []), "rejects_known": rejects_known,
             "held_lines": held_of.get(a["application_id"], []), "received": nj_local(a.get("received_at")),
             "decided_on": decision_date(a.get("run_id") or run_id),
+            "named_by": text((named_by or {}).get(a["employer_id"], "")),
         }
         pages.append((Path(staging_dir) / "notices" / f"{names[a['application_id']]}.html", {"n": ctx}))
     if pdf_jobs is not None and pages:
@@ -177,7 +180,7 @@ def pdf_record(n: dict) -> dict:
     keep = ("agency_name", "agency_program", "agency_address", "agency_contact", "appeal_text", "appeal_citation",
             "application_id", "employer_name", "fein", "employer_address", "tax_type", "tax_type_title", "tax_year",
             "period_label", "period", "approval_year", "status", "status_words", "requested", "awarded",
-            "certificate_no", "amended", "amends_no", "before", "after", "members", "decided_on")
+            "certificate_no", "amended", "amends_no", "before", "after", "members", "decided_on", "named_by")
     return {
         **{k: n[k] for k in keep}, "received": n["received"] + " (New Jersey time)",
         "reasons": reasons(n["reason_list"]), "employee_reasons": reasons(n["employee_reason_list"]),

@@ -255,6 +255,24 @@ def addresses(applications, ids: list[str]) -> dict[str, str]:
     return dict(got.iter_rows())
 
 
+def named_by(workdir: Path, payroll) -> dict[str, str]:
+    """employer id -> the product whose report gave its payroll rows no employee id (the printed name
+    is the id: ``Profile.employee_id_from``), said in the employer's notice."""
+    from transforms.ingest.read.profile_files import load_profiles
+    from transforms.ingest.store.lake import load_manifest
+
+    naming = {p.name: p.product or p.name for p in load_profiles() if p.employee_id_from}
+    if not naming:
+        return {}
+    files = {f["file"]: naming[f["profile"]] for f in load_manifest(workdir / "lake")["files"].values()
+             if f.get("dataset") == "payroll" and f.get("profile") in naming}
+    if not files:
+        return {}
+    frame = payroll.lazy() if isinstance(payroll, pl.DataFrame) else payroll
+    pairs = frame.filter(pl.col("source_file").is_in(list(files))).select("employer_id", "source_file").unique().collect()
+    return {emp: files[src] for emp, src in sorted(pairs.iter_rows())}
+
+
 def write_run_products(ctx: RunContext, con, staging: StagedOutputs, decisions: Decisions, summary: RunSummary) -> None:
     """The award file, certificates, notices, reports, awards.xlsx and index.html."""
     from transforms.products import write_index, write_products
@@ -268,7 +286,7 @@ def write_run_products(ctx: RunContext, con, staging: StagedOutputs, decisions: 
             staging.dir, con=con, awards=decisions.awards, employee_years=result.employees,
             rejects=staged.rejects, run_id=ctx.run_id, tax_year=ctx.tax_year, approval_year=ctx.as_of.year,
             cap_cents=decisions.cap_cents, history=history, held=ctx.held, members=result.members,
-            addresses=addresses(staged.frames["applications"], ids),
+            addresses=addresses(staged.frames["applications"], ids), named_by=named_by(ctx.workdir, staged.frames["payroll"]),
         )
         write_workbook(staging.path("awards.xlsx"), {
             "awards": awards_output(decisions.awards), "employee credits": employee_output(result.employees),
