@@ -195,6 +195,9 @@ def test_list_and_withdraw_through_the_cli(work, tmp_path):
     assert rec.select("certified_before", "certified_now", "recapture", "penalty_multiplier").row(0) == (
         "396.91", "830.11", "-433.20", "0")
     assert used_2024(work) == pytest.approx(1500.00)
+    notice = (tmp_path / "w1" / "notices" / "A1.html").read_text()
+    assert "Notice: audit finding withdrawn, application A1" in notice and "Audit finding F-0001 (withdrawn)" in notice
+    assert (tmp_path / "w1" / "notices" / "A1.pdf").is_file()
 
 
 BAD = [

@@ -84,8 +84,11 @@ def withdraw(
     out: OUT = None,
     wait: WAIT = 0.0,
 ) -> None:
-    """Withdraw a finding (recorded, never deleted): its applications are decided again as before
-    it, within the cap left in their approval year.
+    """Withdraw a finding (an appeal upheld); its applications are decided again as before it.
+
+    Recorded, never deleted. Each application the finding re-decided is decided again with the
+    other findings in force, within the cap left in its approval year (so partly when that cap was
+    used meanwhile). Writes the amended certificate, the notice and the reversal for Taxation.
 
     Example: impcredit finding withdraw F-0001 --reason "appeal upheld, OAL decision of 2025-03-01"
     """

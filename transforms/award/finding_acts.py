@@ -61,7 +61,9 @@ def _one(con, sql: str, **params):
 
 def base(con: duckdb.DuckDBPyConnection, application_id: str, *, detail: bool = False) -> tuple[dict, pl.DataFrame]:
     """(the application's last decision made by a run that computed it, not by a finding; the
-    employee-years that run computed for it, with ``detail`` their category, hours and parts)."""
+    employee-years that run computed for it, with ``detail`` their category, hours and parts). A
+    waitlisted application decided by the next approval year's first run (of another tax year,
+    maybe) has its employee-years in the run that computed it: the latest run that holds them."""
     row = con.sql(f"""
         SELECT d.run_id, d.reasons FROM decisions d JOIN runs r USING (run_id)
         WHERE d.application_id = $a AND r.kind NOT IN {ACT_RUNS}
@@ -70,8 +72,12 @@ def base(con: duckdb.DuckDBPyConnection, application_id: str, *, detail: bool = 
         raise FindingError(f"application {application_id!r} has no decision made by a run in this ledger")
     cols = ["application_id", "employer_id", "employee_id", "tax_year", "status", "reasons", "credit_cents",
             *(EMPLOYEE_YEAR_DETAIL if detail else [])]
-    emp = con.sql(f"""SELECT {', '.join(cols)} FROM employee_years WHERE run_id = $r AND application_id = $a
-                      ORDER BY employee_id""", params={"r": row[0][0], "a": application_id}).pl()
+    emp = con.sql(f"""
+        WITH computed AS (
+            SELECT e.run_id FROM employee_years e JOIN runs r USING (run_id) WHERE e.application_id = $a
+            ORDER BY (e.run_id = $r) DESC, r.committed_at DESC, e.run_id DESC LIMIT 1)
+        SELECT {', '.join(cols)} FROM employee_years WHERE run_id = (SELECT run_id FROM computed) AND application_id = $a
+        ORDER BY employee_id""", params={"r": row[0][0], "a": application_id}).pl()
     return {"run_id": row[0][0], "reasons": row[0][1]}, emp
 
 
@@ -203,7 +209,7 @@ def record(con: duckdb.DuckDBPyConnection, *, application_id: str, kind: str, em
             effects.append(_effect(finding.finding_id, "finding", run["run_id"], a, req, award))
         summary = {"finding_id": finding.finding_id, "application_id": application_id, "kind": kind,
                    "employees": list(finding.employees), "tax_years": list(years), "knowing": knowing,
-                   "reason": finding.reason, "applications": [e["application_id"] for e in effects]}
+                   "reason": finding.reason, "re_decided": [e["application_id"] for e in effects]}
         _insert_run(con, {**run, "summary_json": json.dumps(summary, sort_keys=True)})
         _insert(con, "findings", [{
             "finding_id": finding.finding_id, "application_id": application_id, "kind": kind,
@@ -261,7 +267,7 @@ def withdraw(con: duckdb.DuckDBPyConnection, finding_id: str, reason: str, withd
             award += sum(c for _, c in changes)
             rows += _rows(a, history, changes, req, award, own, run["run_id"])
             effects.append(_effect(finding_id, "withdrawal", run["run_id"], a, req, award))
-        summary = {"finding_id": finding_id, "reason": reason.strip(), "applications": apps}
+        summary = {"finding_id": finding_id, "reason": reason.strip(), "re_decided": apps}
         _insert_run(con, {**run, "summary_json": json.dumps(summary, sort_keys=True)})
         _insert(con, "withdrawals", [{"finding_id": finding_id, "reason": reason.strip(), "withdrawn_on": withdrawn_on,
                                       "withdrawn_at": now_utc(), "withdraw_run": run["run_id"]}])

@@ -74,7 +74,7 @@ def write_event(staging_dir: Path, con, finding_id: str, event: str, run_id: str
     blocks = {e["application_id"]: [finding_block(shown, params, before=e["certified_before_cents"],
                                                   now=e["certified_now_cents"])] for e in effects}
     write_notices(staging_dir, awards, pl.concat(lines, how="diagonal_relaxed"), None, run_id=run_id, pdf_jobs=jobs,
-                  documents=n_docs, history=history, addresses=addresses, findings=blocks, finding_notice=True)
+                  documents=n_docs, history=history, addresses=addresses, findings=blocks, finding_notice=event)
     for job in jobs:
         job()
     apps = {a["application_id"]: a for a in decisions}

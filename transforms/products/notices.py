@@ -123,15 +123,15 @@ def write_notices(
     members: pl.DataFrame | None = None,
     addresses: dict[str, str] | None = None,
     findings: dict[str, list[dict]] | None = None,
-    finding_notice: bool = False,
+    finding_notice: str = "",
 ) -> list[Path]:
     """``notices/<application_id>.html`` for every application of ``awards``; a held one lists
     the lines to correct (``held``). ``history``: the ledger rows of these applications (an
     amended decision names the certificate it replaces); ``members``: the rows of each person
     by member of the group (``CreditResult.members``); ``addresses``: application id -> the
     employer's mailing address; ``findings``: application id -> the audit findings that concern
-    it (``finding_documents.finding_block``); ``finding_notice``: the notices of a finding (or its
-    withdrawal) itself, titled so, without the run's rejected rows. With ``pdf_jobs``, the PDF of
+    it (``finding_documents.finding_block``); ``finding_notice``: ``finding`` or ``withdrawal``, the
+    notices of that event itself, titled so, without the run's rejected rows. With ``pdf_jobs``, the PDF of
     them all (``notices/notices.pdf``) and one per notice (``notices/<application_id>.pdf``) are
     appended as a job for the caller."""
     by_app = _employee_lines(employee_years)
