@@ -257,7 +257,7 @@ def withdraw(con: duckdb.DuckDBPyConnection, finding_id: str, reason: str, withd
         apps = [r[0] for r in con.sql("""SELECT application_id FROM finding_decisions WHERE finding_id = $f
                                          AND event = 'finding' ORDER BY application_id""", params={"f": finding_id}).fetchall()]
         rows, effects = [], []
-        for app_id in apps:
+        for app_id in apps:  # each application's rows written before the next one reads the cap left
             a = current_decisions(con, [app_id]).row(0, named=True)
             history = decision_rows(con, [app_id])
             req, own = _request(con, a, remaining)
@@ -265,14 +265,15 @@ def withdraw(con: duckdb.DuckDBPyConnection, finding_id: str, reason: str, withd
             changes = _restore(con, history, finding.record_run, min(award + _taken(history, finding.record_run), req) - award,
                                statutory_cap_cents)
             award += sum(c for _, c in changes)
-            rows += _rows(a, history, changes, req, award, own, run["run_id"])
+            mine = _rows(a, history, changes, req, award, own, run["run_id"])
+            _insert(con, "decisions", mine)
+            rows += mine
             effects.append(_effect(finding_id, "withdrawal", run["run_id"], a, req, award))
         summary = {"finding_id": finding_id, "reason": reason.strip(), "re_decided": apps}
         _insert_run(con, {**run, "summary_json": json.dumps(summary, sort_keys=True)})
         _insert(con, "withdrawals", [{"finding_id": finding_id, "reason": reason.strip(), "withdrawn_on": withdrawn_on,
                                       "withdrawn_at": now_utc(), "withdraw_run": run["run_id"]}])
         _insert(con, "finding_decisions", effects)
-        _insert(con, "decisions", rows)
         for year in {y for y, c in changes_of(rows) if c > 0}:
             used = int(_one(con, "SELECT coalesce(sum(awarded_cents), 0) FROM decisions WHERE approval_year = $y", y=year)[0])
             if used > _cap(con, year, statutory_cap_cents):
