@@ -27,7 +27,7 @@ APPLICATION_KEYS = {"application_id", "employer_id", "tax_year", "tax_type", "ap
 def _load_cases():
     for path in sorted(CASES_DIR.glob("*.yaml")):
         doc = yaml.safe_load(path.read_text())
-        for case in doc["cases"]:
+        for case in doc.get("cases", []):  # (a file of findings' cases has its own runner: test_findings_cases.py)
             yield pytest.param(case, id=f"{path.stem}:{case['id']}")
 
 

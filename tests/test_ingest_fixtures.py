@@ -41,8 +41,8 @@ EXPECTED = {
     "unprintable.csv": ("partial", 5, 2, {2: {"unprintable_character"}, 3: {"id_too_long"}, 4: {"unprintable_character"}}, None),
     "negative_net.csv": ("partial", 6, 3, {2: {"negative_net"}, 3: {"negative_net"}, 4: {"negative_net"}}, None),
     "ragged.csv": ("partial", 4, 2, {3: {"field_count"}, 4: {"field_count"}}, None),
-    "bad_values.csv": ("partial", 10, 2, {
-        2: {"invalid_date"}, 3: {"period_order"}, 4: {"period_too_long"}, 5: {"hours_per_day"},
+    "bad_values.csv": ("partial", 10, 3, {
+        2: {"invalid_date"}, 3: {"period_order"}, 5: {"hours_per_day"},
         6: {"hourly_rate"}, 7: {"ssn_format"}, 8: {"not_a_number"}, 9: {"employer_id_format"}}, None),
     "wrong_types.csv": ("rejected", 6, 0, {}, "wrong_types"),
     # the Notes sheet has no header row and no figures: skipped and said, not rejected

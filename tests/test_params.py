@@ -97,7 +97,7 @@ def test_pre_2019_one_statewide_rate(p):
 
 def test_every_value_has_a_citation(p):
     names = p.series_names()
-    assert len(names) == 21
+    assert len(names) == 25
     for name in names:
         s = p.series(name)
         assert s.values, name
@@ -118,6 +118,7 @@ def test_files_and_version(p):
         "payroll_taxes.yaml",
         "program.yaml",
         "overtime.yaml",
+        "enforcement.yaml",
     }
     assert all(len(h) == 64 for h in p.files.values())
     assert len(p.version) == 16 and int(p.version, 16) >= 0

@@ -19,6 +19,7 @@ from flows.cli import (
     common,
     documents,
     explain,
+    finding,
     generate,
     history,
     ingest,
@@ -59,6 +60,7 @@ for command in (annual.annual, generate.generate, ingest.ingest, history.runs, r
 app.add_typer(prefect_api.api_app, name="api")
 app.add_typer(lake.lake_app, name="lake")
 app.add_typer(layouts.layouts_app, name="layouts")
+app.add_typer(finding.finding_app, name="finding")
 for command in (explain.explain, quarterly.quarterly, whatif.whatif, backfill.backfill, variance.variance):
     app.command()(command)
 

@@ -54,6 +54,14 @@ def render_text(r: dict, console: Console) -> None:
             cite = x["citation"].get("label", x["citation"]["title"]) + (f" <{x['citation']['href']}>" if x["citation"]["href"] else "")
             p.add_row(x["label"], _fmt(x["value"]), x["period"], Text(cite))  # text, not markup
         console.print(p)
+    if r.get("findings"):
+        f = Table(title="Audit findings (spec section 9a)")
+        for c in ("finding", "date", "kind", "code", "knowing", "status", "the Department's finding"):
+            f.add_column(c, overflow="fold")
+        for x in r["findings"]:
+            f.add_row(x["finding_id"], x["finding_date"], f"{x['kind']} ({x['statute']})", x["reason_code"],
+                      "yes" if x["knowing"] else "no", Text(x["status"]), Text(x["reason"]))
+        console.print(f)
     if r["reasons"]:
         t = Table(title="Reasons")
         for c in ("code", "meaning", "statute"):
@@ -123,6 +131,11 @@ def plain_words(r: dict) -> str:
                      f"The credit is ${res['credit']}.")
     if r.get("netted_lines"):
         words.append(f"Reversals netted: {r['netted_lines']}.")
+    for f in r.get("findings") or []:
+        what = ("found the employee misclassified" if f["kind"] == "misclassified"
+                else "determined that the employer reduced wages to qualify (tax years named)")
+        words.append(f"An audit finding ({f['finding_id']}, {f['finding_date']}, {f['statute']}) {what}"
+                     f"{', knowingly' if f['knowing'] else ''}: {f['reason_code']}, {f['status']}.")
     return " ".join(words)
 
 

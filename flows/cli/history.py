@@ -57,10 +57,12 @@ def runs(
         kind = _kind(r)
         if r["kind"] == "reopen":
             kind = f"reopen {s.get('application_id', '')}"
+        elif r["kind"] in ("finding", "withdrawal"):  # an audit finding and its withdrawal (spec 9a)
+            kind = f"{r['kind']} {s.get('finding_id', '')}"
         # the wall time the user waited (the command's start-up included) where it was recorded
         secs = f"{s.get('wall_seconds') or (r['committed_at'] - r['started_at']).total_seconds():.1f}"
         new = f"{s['awarded_now']:,.2f}" if "awarded_now" in s else ""
-        changed = "yes" if s.get("inputs_changed") else "" if r["kind"] == "reopen" else "no"
+        changed = "yes" if s.get("inputs_changed") else "" if r["kind"] in ("reopen", "finding", "withdrawal") else "no"
         if long:
             t.add_row(r["run_id"], kind, str(r["tax_year"]), str(r["as_of"]), r["policy"], r["status"],
                       str(s.get("applications", "")), str(s.get("held", "") or ""), f"{s.get('requested', 0):,.2f}", new, f"{s.get('awarded', 0):,.2f}",

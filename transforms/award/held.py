@@ -5,7 +5,10 @@ nothing final. A rejected payroll, roster or application line holds the applicat
 belong to:
 - those of its employer (and of the employer's group) when its employer id is readable and its
   employee id or ssn is that of a person the application claims, or is unreadable;
-- every application of the employers named in the same file when its employer id is unreadable;
+- every application of the employers named in the same file when its employer id is unreadable
+  (a payroll, roster or application line alike: a totals line with ``TOTAL`` in the employer id
+  column; the employers a file names are those of its rows and the applicants of the applications
+  it names);
 - a roster line: its application (every application the file names when its application id is
   unreadable); an application line: the application it gives again and the applications of its
   employer's group (one of them could be a duplicate of it).
@@ -65,6 +68,11 @@ def held_applications(
     named_app = pl.DataFrame(
         [(p, a) for p, ids in named.items() for a in ids.get("applications", [])],
         schema={"path": pl.String, "named_application": pl.String}, orient="row")
+    # the employers a file names: those of its rows, and the applicants of the applications it names
+    applicants = apps.select(pl.col("application_id").alias("named_application"),
+                             pl.col("employer_id").alias("named_employer"))
+    named_emp = pl.concat([named_emp, named_app.join(applicants, on="named_application", how="inner").select(
+        "path", "named_employer")]).unique()
     # the line's own application id (roster and application lines) beside the applications it holds
     lines = lines.with_row_index("__l").rename({"application_id": "line_app"})
     out: list[pl.DataFrame] = []
@@ -73,23 +81,27 @@ def held_applications(
         return sel.join(named_emp, on="path", how="inner").join(
             mem, left_on="named_employer", right_on="member_id", how="inner").select("__l", "application_id")
 
+    def by_named_applications(sel: pl.DataFrame) -> pl.DataFrame:
+        return sel.join(named_app, on="path", how="inner").select(
+            "__l", pl.col("named_application").alias("application_id"))
+
     pay = lines.filter(pl.col("dataset") == "payroll")
     out.append(_payroll_holds(pay.filter(_readable_employer()), mem, claims, identities))
     out.append(by_named_employers(pay.filter(~_readable_employer())))
-    # roster
+    # roster: its application (every one the file names when its id is unreadable); a line that gives
+    # an employer id it cannot read (empty is the applicant) holds every application of the file's employers
     ros = lines.filter(pl.col("dataset") == "roster")
     out.append(ros.filter(pl.col("line_app").is_not_null()).select("__l", pl.col("line_app").alias("application_id")))
-    out.append(ros.filter(pl.col("line_app").is_null()).join(named_app, on="path", how="inner").select(
-        "__l", pl.col("named_application").alias("application_id")))
-    # applications
+    out.append(by_named_applications(ros.filter(pl.col("line_app").is_null())))
+    out.append(by_named_employers(ros.filter(pl.col("employer_id").is_not_null() & ~_readable_employer())))
+    # applications: the one it gives again and those of its employer's group; an unreadable employer
+    # id (whether or not its application id is readable) holds every application of the file's employers
     app = lines.filter(pl.col("dataset") == "applications")
     out.append(app.filter(pl.col("line_app").is_not_null()).select("__l", pl.col("line_app").alias("application_id")))
     out.append(app.filter(_readable_employer()).join(mem, left_on="employer_id", right_on="member_id", how="inner")
                .select("__l", "application_id"))
-    unread = app.filter(pl.col("line_app").is_null() & ~_readable_employer())
-    out.append(unread.join(named_app, on="path", how="inner").select(
-        "__l", pl.col("named_application").alias("application_id")))
-    out.append(by_named_employers(unread))
+    out.append(by_named_applications(app.filter(pl.col("line_app").is_null() & ~_readable_employer())))
+    out.append(by_named_employers(app.filter(~_readable_employer())))
     pairs = pl.concat(out).unique().join(app_ids, on="application_id", how="semi")
     return (
         pairs.join(lines.select("__l", *_LINE), on="__l", how="left")

@@ -14,7 +14,10 @@ One file per workdir (``<workdir>/impcredit.duckdb``). Its invariants (spec sect
 A run's rows are written in one transaction, together with the run record; a run killed before
 the commit leaves nothing behind. Schema 2 added amendments, the employee-years of each run (for
 what changed since the last run) and the reopenings; schema 3 the tax period of each decision and
-the releases of held applications.
+the releases of held applications; schema 4 the audit findings (spec section 9a: ``findings``,
+their ``withdrawals`` and what each did to each application, ``finding_decisions``; the
+re-decisions themselves are amendment rows of runs of kind ``finding`` and ``withdrawal``) and the
+employee-years' category, hours and parts (what a notice of a finding shows).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from transforms.award.ledger_faults import LedgerError, check_whole, fault, is_f
 
 __all__ = ["LedgerError", "fault", "rollback"]  # re-exported
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 FINAL_STATUSES = ("APPROVED", "PARTIAL", "REJECTED")
 
 _MIGRATIONS: dict[int, list[str]] = {
@@ -112,7 +115,31 @@ _MIGRATIONS: dict[int, list[str]] = {
                application_id VARCHAR NOT NULL, reason VARCHAR NOT NULL, released_at TIMESTAMP NOT NULL,
                release_run VARCHAR NOT NULL, decided_by_run VARCHAR)""",
     ],
+    # 4: audit findings (spec section 9a), append-only: a finding, its withdrawal, and the credit
+    # certified before and after each application it re-decided; the employee-years' details
+    4: [
+        """CREATE TABLE IF NOT EXISTS findings (
+               finding_id VARCHAR PRIMARY KEY, application_id VARCHAR NOT NULL, kind VARCHAR NOT NULL,
+               employer_id VARCHAR NOT NULL, employees VARCHAR NOT NULL, tax_years VARCHAR NOT NULL,
+               knowing BOOLEAN NOT NULL, reason VARCHAR NOT NULL, found_on DATE NOT NULL,
+               recorded_at TIMESTAMP NOT NULL, record_run VARCHAR NOT NULL, fingerprint VARCHAR NOT NULL)""",
+        """CREATE TABLE IF NOT EXISTS withdrawals (
+               finding_id VARCHAR NOT NULL, reason VARCHAR NOT NULL, withdrawn_on DATE NOT NULL,
+               withdrawn_at TIMESTAMP NOT NULL, withdraw_run VARCHAR NOT NULL)""",
+        """CREATE TABLE IF NOT EXISTS finding_decisions (
+               finding_id VARCHAR NOT NULL, event VARCHAR NOT NULL, run_id VARCHAR NOT NULL,
+               application_id VARCHAR NOT NULL, requested_before_cents BIGINT NOT NULL,
+               requested_now_cents BIGINT NOT NULL, certified_before_cents BIGINT NOT NULL,
+               certified_now_cents BIGINT NOT NULL)""",
+        "ALTER TABLE employee_years ADD COLUMN wage_category VARCHAR",
+        "ALTER TABLE employee_years ADD COLUMN hours_prior DOUBLE",
+        "ALTER TABLE employee_years ADD COLUMN hours_current DOUBLE",
+        "ALTER TABLE employee_years ADD COLUMN part1_cents BIGINT",
+        "ALTER TABLE employee_years ADD COLUMN part2_cents BIGINT",
+    ],
 }
+# runs that act on decisions without inputs of their own (an analyst's acts)
+ACT_KINDS = ("reopen", "release", "finding", "withdrawal")
 
 
 def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
@@ -228,7 +255,7 @@ def carried_waitlist(con: duckdb.DuckDBPyConnection, approval_year: int) -> pl.D
 
 def last_inputs(con: duckdb.DuckDBPyConnection) -> tuple[str | None, dict[str, str]]:
     """(run id, {path: sha256}) of the inputs of the last run on this ledger (reopenings aside)."""
-    row = con.sql("SELECT run_id FROM runs WHERE kind NOT IN ('reopen', 'release') ORDER BY committed_at DESC, run_id DESC LIMIT 1").fetchall()
+    row = con.sql(f"SELECT run_id FROM runs WHERE kind NOT IN {ACT_KINDS} ORDER BY committed_at DESC, run_id DESC LIMIT 1").fetchall()
     if not row:
         return None, {}
     run_id = row[0][0]
@@ -242,12 +269,15 @@ def last_employee_years(con: duckdb.DuckDBPyConnection, kind: str, tax_year: int
                      ORDER BY committed_at DESC, run_id DESC LIMIT 1""", params={"k": kind, "t": tax_year}).fetchall()
     if not row:
         return None, pl.DataFrame(schema=EMPLOYEE_YEAR_SCHEMA)
-    return row[0][0], con.sql("SELECT * EXCLUDE (run_id) FROM employee_years WHERE run_id = $r",
+    return row[0][0], con.sql(f"SELECT {', '.join(EMPLOYEE_YEAR_SCHEMA)} FROM employee_years WHERE run_id = $r",
                               params={"r": row[0][0]}).pl().cast(EMPLOYEE_YEAR_SCHEMA)
 
 
 EMPLOYEE_YEAR_SCHEMA = {"application_id": pl.String, "employer_id": pl.String, "employee_id": pl.String,
                         "tax_year": pl.Int32, "status": pl.String, "reasons": pl.String, "credit_cents": pl.Int64}
+# what a notice shows of an employee-year beside it (schema 4; empty in rows of earlier runs)
+EMPLOYEE_YEAR_DETAIL = {"wage_category": pl.String, "hours_prior": pl.Float64, "hours_current": pl.Float64,
+                        "part1_cents": pl.Int64, "part2_cents": pl.Int64}
 
 
 def commit_run(
@@ -308,9 +338,10 @@ def commit_run(
                 f"approval year {approval_year} would approve {total / 100:,.2f} over the cap of {cap_cents / 100:,.2f}"
             )
         if employee_years is not None and employee_years.height:
-            con.register("new_employee_years", employee_years.select(list(EMPLOYEE_YEAR_SCHEMA)).cast(EMPLOYEE_YEAR_SCHEMA)
+            schema = {**EMPLOYEE_YEAR_SCHEMA, **{c: t for c, t in EMPLOYEE_YEAR_DETAIL.items() if c in employee_years.columns}}
+            con.register("new_employee_years", employee_years.select(list(schema)).cast(schema)
                          .with_columns(pl.lit(run["run_id"]).alias("run_id")).to_arrow())
-            con.execute(f"INSERT INTO employee_years SELECT run_id, {', '.join(EMPLOYEE_YEAR_SCHEMA)} FROM new_employee_years")
+            con.execute(f"INSERT INTO employee_years BY NAME SELECT run_id, {', '.join(schema)} FROM new_employee_years")
             con.unregister("new_employee_years")
         if released:
             con.execute("UPDATE releases SET decided_by_run = $r WHERE decided_by_run IS NULL AND list_contains($ids, application_id)",

@@ -38,6 +38,9 @@ def write_products(
     members: pl.DataFrame | None = None,
     addresses: dict[str, str] | None = None,
     named_by: dict[str, str] | None = None,
+    findings: list | None = None,
+    params=None,
+    freed: dict | None = None,
 ) -> list[Path]:
     """Write the award file, certificates, notices and reports under ``staging_dir``.
 
@@ -52,7 +55,16 @@ def write_products(
     ``members``: each person's rows by member of the group (``CreditResult.members``);
     ``addresses``: application id -> the employer's mailing address (the employer documents);
     ``named_by``: employer id -> the product whose report names employees instead of an id (notices).
+    ``findings``: the ledger's audit findings (spec section 9a), with ``params`` their penalty
+    multipliers: ``taxation/recapture.csv`` (written when a finding concerns an application of the
+    run) and each notice's block of its findings; ``freed``: the cap findings freed
+    (``finding_documents.freed_cap``), in the cap-sufficiency report.
     """
+    from transforms.products.finding_documents import (
+        ledger_recapture,
+        notice_blocks,
+        write_recapture,
+    )
     from transforms.products.reports import write_reports
 
     staging_dir = Path(staging_dir)
@@ -60,19 +72,25 @@ def write_products(
     write_award_file(staging_dir, rows, awards, run_id, tax_year, approval_year)
     t = staging_dir / "taxation"
     files = [t / "award_file.csv", t / "award_file.parquet", t / "award_manifest.json"]
+    recapture = ledger_recapture(con, findings, awards, params) if findings else None
+    if recapture is not None:
+        write_recapture(recapture, t / "recapture.csv")
+        files.append(t / "recapture.csv")
+    blocks = notice_blocks(con, findings, awards, params) if findings else {}
     # the reports (charts, queries of ``con``) are drawn in a second thread while this one writes
     # the pages (mostly the file system's time); nothing else uses ``con`` meanwhile
     # and the PDFs (Typst renders outside Python's lock) while the HTML pages are written
     jobs: list = []
     documents = int((rows.get_column("awarded_cents") > 0).sum()) + awards.height  # certificates and notices
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="reports") as pool:
-        reports = pool.submit(write_reports, staging_dir, con, employee_years, cap_cents, approval_year, awards=awards)
+        reports = pool.submit(write_reports, staging_dir, con, employee_years, cap_cents, approval_year, awards=awards,
+                              freed=freed)
         files += write_certificates(staging_dir, rows, awards, run_id=run_id, pdf_jobs=jobs, documents=documents,
                                     addresses=addresses)
         pdfs = [pool.submit(job) for job in jobs[:1]]
         files += write_notices(staging_dir, awards, employee_years, rejects, run_id=run_id, pdf_jobs=jobs,
                                documents=documents, held=held, history=history, members=members, addresses=addresses,
-                               named_by=named_by)
+                               named_by=named_by, findings=blocks)
         pdfs += [pool.submit(job) for job in jobs[len(pdfs):]]
         files += reports.result()  # (on an error above, leaving the block still waits for it)
         files += [p for f in pdfs for p in f.result()]
@@ -81,7 +99,7 @@ def write_products(
 
 def write_index(staging_dir: Path, summary, *, decided_at: str, awards: pl.DataFrame | None = None,
                 history: pl.DataFrame | None = None, held: pl.DataFrame | None = None,
-                rejects: pl.DataFrame | None = None) -> Path:
+                rejects: pl.DataFrame | None = None, freed: dict | None = None) -> Path:
     """``index.html``: the run page (``run_page.write_run_page``); ``history`` names each
     application's certificate now (an amended one's latest)."""
     from transforms.products.notices import _certificates
@@ -93,7 +111,7 @@ def write_index(staging_dir: Path, summary, *, decided_at: str, awards: pl.DataF
                  if c > 0}
         certs.update({a: c["certificate_no"] for a, c in _certificates(history, awards).items()})
     return write_run_page(staging_dir, summary, decided_at=decided_at, awards=awards, certificates=certs, held=held,
-                          rejects=rejects)
+                          rejects=rejects, freed=freed)
 
 
 __all__ = [

@@ -71,15 +71,19 @@ def record(row: dict, agency: Agency, addresses: dict[str, str] | None = None) -
 def write_certificates(
     staging_dir: Path, awards: pl.DataFrame, applications: pl.DataFrame | None = None, *, run_id: str = "",
     pdf_jobs: list | None = None, documents: int = 0, addresses: dict[str, str] | None = None,
+    only: set[str] | None = None,
 ) -> list[Path]:
     """``certificates/<certificate_no>.html`` for every award > 0 (and amendment). With
     ``pdf_jobs``, the PDF of them all (``certificates/certificates.pdf``) and one per certificate
     (``certificates/<certificate_no>.pdf``) are appended as a job (a callable) for the caller to
     run beside the pages (``pdf.job``: a run of ``documents``). ``addresses``: application id ->
-    the employer's mailing address (``;`` between lines)."""
+    the employer's mailing address (``;`` between lines). ``only``: the certificate numbers to write
+    (an audit finding's amended certificates), else all."""
     pages = []
     agency = load_agency()
     rows = award_rows(awards, applications)
+    if only is not None:
+        rows = rows.filter(pl.col("certificate_no").is_in(sorted(only)))
     names = file_names(rows.get_column("certificate_no").to_list(), "certificates")
     for row in rows.iter_rows(named=True):
         c = record({**row, "run_id": row.get("run_id") or run_id}, agency, addresses)

@@ -239,6 +239,32 @@ def _person_lines(workdir: Path, row: dict, members: list[dict]) -> tuple[list[d
     return payroll, code_lines
 
 
+def findings_for(workdir: Path, row: dict) -> list[dict]:
+    """The audit findings (spec section 9a) that concern the employee-year, from the workdir's
+    ledger: a misclassification of the person in the application, or a wage reduction of the
+    employer for the tax year; in force or withdrawn."""
+    from transforms.award import findings as fnd
+    from transforms.award.ledger import LedgerError, connect
+
+    path = Path(workdir) / "impcredit.duckdb"
+    if not path.is_file():
+        return []
+    try:
+        con = connect(path, read_only=True)
+    except LedgerError:
+        return []
+    try:
+        found = fnd.read_findings(con)
+    finally:
+        con.close()
+    mine = [f for f in fnd.findings_of(found, row["application_id"], row["employer_id"], int(row["tax_year"]))
+            if f.kind == "wage-reduction" or row["employee_id"] in f.employees]
+    return [{"finding_id": f.finding_id, "kind": f.kind, "reason_code": f.code, "finding_date": f.found_on.isoformat(),
+             "knowing": f.knowing, "reason": f.reason, "statute": fnd.STATUTE[f.kind],
+             "status": "in force" if f.active else f"withdrawn on {f.withdrawn_on}: {f.withdraw_reason}"}
+            for f in mine]
+
+
 def explain(workdir: Path, out_dir: Path, tax_year: int, employer_id: str, employee_id: str, params: Parameters,
             *, application_id: str | None = None) -> dict:
     """The receipt of one employee-year (see module docstring). Raises ExplainError when the
@@ -295,6 +321,7 @@ def explain(workdir: Path, out_dir: Path, tax_year: int, employer_id: str, emplo
         "result": result,
         "parameters": params_list,
         "reasons": reasons,
+        "findings": findings_for(workdir, row),
         "netted_lines": row.get("netted_lines"),
         "sources": {"payroll": payroll, "code_lines": code_lines, "employer_rates": rates,
                     "payroll_totals": {

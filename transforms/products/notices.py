@@ -123,14 +123,19 @@ def write_notices(
     members: pl.DataFrame | None = None,
     addresses: dict[str, str] | None = None,
     named_by: dict[str, str] | None = None,
+    findings: dict[str, list[dict]] | None = None,
+    finding_notice: str = "",
 ) -> list[Path]:
     """``notices/<application_id>.html`` for every application of ``awards``; a held one lists
     the lines to correct (``held``). ``history``: the ledger rows of these applications (an
     amended decision names the certificate it replaces); ``members``: the rows of each person
     by member of the group (``CreditResult.members``); ``addresses``: application id -> the
     employer's mailing address; ``named_by``: employer id -> the product whose report identifies its
-    employees by their printed names (no employee id: said in the notice). With ``pdf_jobs``, the PDF of them all (``notices/notices.pdf``)
-    and one per notice (``notices/<application_id>.pdf``) are appended as a job for the caller."""
+    employees by their printed names (no employee id: said in the notice); ``findings``: application
+    id -> the audit findings that concern it (``finding_documents.finding_block``); ``finding_notice``:
+    ``finding`` or ``withdrawal``, the notices of that event itself, titled so, without the run's
+    rejected rows. With ``pdf_jobs``, the PDF of them all (``notices/notices.pdf``) and one per notice
+    (``notices/<application_id>.pdf``) are appended as a job for the caller."""
     by_app = _employee_lines(employee_years)
     rejects_known = rejects is not None and "employer_id" in rejects.columns
     rejects_of = _rejects_by_employer(rejects)
@@ -164,6 +169,7 @@ def write_notices(
             "held_lines": held_of.get(a["application_id"], []), "received": nj_local(a.get("received_at")),
             "decided_on": decision_date(a.get("run_id") or run_id),
             "named_by": text((named_by or {}).get(a["employer_id"], "")),
+            "findings": (findings or {}).get(a["application_id"], []), "finding_notice": finding_notice,
         }
         pages.append((Path(staging_dir) / "notices" / f"{names[a['application_id']]}.html", {"n": ctx}))
     if pdf_jobs is not None and pages:
@@ -180,7 +186,8 @@ def pdf_record(n: dict) -> dict:
     keep = ("agency_name", "agency_program", "agency_address", "agency_contact", "appeal_text", "appeal_citation",
             "application_id", "employer_name", "fein", "employer_address", "tax_type", "tax_type_title", "tax_year",
             "period_label", "period", "approval_year", "status", "status_words", "requested", "awarded",
-            "certificate_no", "amended", "amends_no", "before", "after", "members", "decided_on", "named_by")
+            "certificate_no", "amended", "amends_no", "before", "after", "members", "decided_on", "findings",
+            "finding_notice", "named_by")
     return {
         **{k: n[k] for k in keep}, "received": n["received"] + " (New Jersey time)",
         "reasons": reasons(n["reason_list"]), "employee_reasons": reasons(n["employee_reason_list"]),

@@ -60,6 +60,11 @@ REASONS: dict[str, tuple[str, str]] = {
         "common ownership or control during the tax period.",
         "N.J.S.A. 34:11-56a39",
     ),
+    "MISCLASSIFIED": (
+        "An audit found that the employee is not an employee with an impairment as the application represented; "
+        "the employee-year counts nothing and the credit certified for it is taken back.",
+        "N.J.S.A. 34:11-56a39; 34:11-56a40(e)",
+    ),
     "INPUT_REJECTED": (
         "Lines of the submission that this application could depend on could not be read; nothing is decided until "
         "they are corrected (the lines are listed below).",
@@ -94,6 +99,8 @@ ACTIONS: dict[str, str] = {
     "DUPLICATE_EMPLOYEE": "Nothing is needed: the person is counted once, on the first line that claims them.",
     "NOT_IN_CONTROL_GROUP": "If the employer named is part of your group under common ownership or control, send the "
                             "evidence of the common control to the contact below.",
+    "MISCLASSIFIED": "If you disagree with the finding, ask for a hearing (below). A finding withdrawn on appeal is "
+                     "decided again as before it, within the approvals left in its approval year.",
     "INPUT_REJECTED": "Correct the lines listed below and send the files again under the same names.",
     "CAP_EXHAUSTED": "Nothing: a waitlisted application is considered first in the next approval year.",
 }

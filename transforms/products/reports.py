@@ -95,10 +95,11 @@ def cap_sufficiency(decisions: pl.DataFrame, employee_years: pl.DataFrame, cap_c
 
 
 def write_reports(staging_dir: Path, con, employee_years: pl.DataFrame, cap_cents: int, approval_year: int, *,
-                  awards: pl.DataFrame | None = None) -> list[Path]:
+                  awards: pl.DataFrame | None = None, freed: dict | None = None) -> list[Path]:
     """``reports/cap_sufficiency.html`` and ``reports/biennial.html`` with their PNG charts and
     CSV tables. History comes from the ledger ``decisions`` table; ``awards`` (this run's
-    decisions, written before the ledger commits) are laid over it."""
+    decisions, written before the ledger commits) are laid over it. ``freed``: the cap audit
+    findings freed and the applications that could use it (``finding_documents.freed_cap``)."""
     out = Path(staging_dir) / "reports"
     out.mkdir(parents=True, exist_ok=True)
     dec = ledger_decisions(con, awards)
@@ -130,7 +131,7 @@ def write_reports(staging_dir: Path, con, employee_years: pl.DataFrame, cap_cent
                                            ("requested_cents", "approved_cents", "cap_cents")]).drop(
         "requested_cents", "approved_cents", "cap_cents"), out / "cap_by_approval_year.csv"))
     files.append(render("cap_report.html.j2", out / "cap_sufficiency.html",
-                        title=CAP_TITLE.format(y=approval_year), s=tables["summary"],
+                        title=CAP_TITLE.format(y=approval_year), s=tables["summary"], freed=freed,
                         years=y.to_dicts(), category=c.to_dicts(), county=k.to_dicts()))
 
     # Biennial report (56a41(b)): names and locations of, and credits allowed to, each employer.

@@ -76,8 +76,9 @@ def _script_json(value) -> str:
 
 def write_run_page(staging_dir: Path, summary, *, decided_at: str, awards: pl.DataFrame | None = None,
                    certificates: dict[str, str] | None = None, held: pl.DataFrame | None = None,
-                   rejects: pl.DataFrame | None = None) -> Path:
-    """``index.html`` of the run (see the module)."""
+                   rejects: pl.DataFrame | None = None, freed: dict | None = None) -> Path:
+    """``index.html`` of the run (see the module); ``freed``: the cap audit findings freed
+    (``finding_documents.freed_cap``)."""
     from markupsafe import Markup
 
     from transforms.ingest.report import rejects_file
@@ -102,6 +103,6 @@ def write_run_page(staging_dir: Path, summary, *, decided_at: str, awards: pl.Da
     return render("index.html.j2", staging_dir / "index.html", r=summary, decided_at=decided_at,
                   changes=getattr(summary, "changes", []), groups=_file_groups(files), charts=charts,
                   cap_used=used, cap_share=min(1.0, used / summary.cap) if summary.cap else 0.0, held_rows=held_rows,
-                  rejects_by_employer=by_employer, apps_json=Markup(_script_json(rows)), n_apps=len(rows),
+                  rejects_by_employer=by_employer, apps_json=Markup(_script_json(rows)), n_apps=len(rows), freed=freed,
                   explain=f"impcredit explain --tax-year {summary.tax_year} --employer EMPLOYER --employee EMPLOYEE "
                           f"--out {summary.out_dir or '.'}")

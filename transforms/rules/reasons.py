@@ -25,6 +25,9 @@ NO_CREDIT_DUE = "NO_CREDIT_DUE"
 # an application held, not decided: a line it could depend on was rejected (spec section 7)
 INPUT_REJECTED = "INPUT_REJECTED"
 CAP_EXHAUSTED = "CAP_EXHAUSTED"
+# an audit finding (spec section 9a, 56a40(e)): the employee was not an employee with an impairment
+# (an (f) finding gives WAGE_REDUCTION, found on audit beyond what the payroll shows)
+MISCLASSIFIED = "MISCLASSIFIED"
 
 # application-level reason -> its flag column
 APPLICATION_FLAGS = {

@@ -18,6 +18,7 @@ import polars as pl
 
 from transforms import failpoints
 from transforms.award import acts, ledger
+from transforms.award import findings as audit
 from transforms.award.changes import memberships, since_last_run
 from transforms.award.decide import ROW_SCHEMA, Decisions, awards_output
 from transforms.award.decide import decide as decide_applications
@@ -41,6 +42,7 @@ from transforms.runs.inputs import (
     check_tax_year,
     first_tax_year,
     input_file_records,
+    named_by,
     quick_applications,
     received_after,
     stage_inputs,
@@ -90,6 +92,8 @@ class RunContext:
     quarter: int | None = None
     with_products: bool = True
     held: pl.DataFrame | None = None  # the applications held and the lines that hold them (spec 7)
+    findings: list | None = None  # the ledger's audit findings (spec 9a), applied to what the run reports
+    computed_years: pl.DataFrame | None = None  # the employee-years as computed, before findings (the ledger keeps them)
 
     @property
     def ledger_path(self) -> Path:
@@ -115,11 +119,24 @@ def hold_unread(ctx: RunContext, released: list[str]) -> None:
     result.applications = hold(result.applications, ctx.held, released=released)
 
 
+def apply_findings(ctx: RunContext, con) -> None:
+    """Spec section 9a: the audit findings in force apply to what the run computed (an employee
+    found misclassified, an employer found to have reduced wages, is ineligible whatever the
+    payroll shows), so that its outputs say what the ledger decided. The employee-years as
+    computed are kept for the ledger (a finding's re-decision, and what changed since the last run,
+    start from them)."""
+    ctx.computed_years = employee_years_of(ctx.result)
+    ctx.findings = audit.read_findings(con)
+    ctx.result.employees, ctx.result.applications = audit.apply(ctx.result.employees, ctx.result.applications,
+                                                                ctx.findings)
+
+
 def decide(ctx: RunContext, con, *, fresh: bool = False) -> Decisions:
     """Decide with the ledger's state. ``fresh`` (what-if): this tax year's earlier decisions
     are ignored and only other tax years' awards of the approval year consume the cap."""
     released = acts.pending_releases(con)
     hold_unread(ctx, released)
+    apply_findings(ctx, con)
     result, as_of, settings = ctx.result, ctx.as_of, ctx.settings
     approval_year = as_of.year
     cap = cap_cents(ctx.params, settings, as_of)
@@ -235,7 +252,7 @@ def write_outputs(ctx: RunContext, staging: StagedOutputs, decisions: Decisions)
 
 def write_changes(ctx: RunContext, con, staging: StagedOutputs, decisions: Decisions, summary: RunSummary) -> pl.DataFrame:
     """changes.csv: what changed since the last run; the employee-years the ledger keeps."""
-    employee_years = employee_years_of(ctx.result)
+    employee_years = ctx.computed_years if ctx.computed_years is not None else employee_years_of(ctx.result)
     changed = since_last_run(con, kind=ctx.kind, tax_year=ctx.tax_year, files=ctx.staged.files,
                              employee_years=employee_years, request_differs=decisions.request_differs,
                              reopened=decisions.reopened, groups=memberships(ctx.staged.frames.get("control_groups")))
@@ -255,39 +272,27 @@ def addresses(applications, ids: list[str]) -> dict[str, str]:
     return dict(got.iter_rows())
 
 
-def named_by(workdir: Path, payroll) -> dict[str, str]:
-    """employer id -> the product whose report gave its payroll rows no employee id (the printed name
-    is the id: ``Profile.employee_id_from``), said in the employer's notice."""
-    from transforms.ingest.read.profile_files import load_profiles
-    from transforms.ingest.store.lake import load_manifest
-
-    naming = {p.name: p.product or p.name for p in load_profiles() if p.employee_id_from}
-    if not naming:
-        return {}
-    files = {f["file"]: naming[f["profile"]] for f in load_manifest(workdir / "lake")["files"].values()
-             if f.get("dataset") == "payroll" and f.get("profile") in naming}
-    if not files:
-        return {}
-    frame = payroll.lazy() if isinstance(payroll, pl.DataFrame) else payroll
-    pairs = frame.filter(pl.col("source_file").is_in(list(files))).select("employer_id", "source_file").unique().collect()
-    return {emp: files[src] for emp, src in sorted(pairs.iter_rows())}
-
-
 def write_run_products(ctx: RunContext, con, staging: StagedOutputs, decisions: Decisions, summary: RunSummary) -> None:
     """The award file, certificates, notices, reports, awards.xlsx and index.html."""
     from transforms.products import write_index, write_products
+    from transforms.products.finding_documents import freed_cap
+    from transforms.products.good_faith import write_good_faith
     from transforms.products.workbook import write_workbook
 
     result, staged = ctx.result, ctx.staged
     ids = decisions.awards.get_column("application_id").to_list()
     history = pl.concat([ledger.decision_rows(con, ids).cast(ROW_SCHEMA), decisions.new.cast(ROW_SCHEMA)])
+    freed = freed_cap(con, decisions.awards, ctx.as_of.year) if ctx.findings else None
     with stage("products") as s:
         made = write_products(
             staging.dir, con=con, awards=decisions.awards, employee_years=result.employees,
             rejects=staged.rejects, run_id=ctx.run_id, tax_year=ctx.tax_year, approval_year=ctx.as_of.year,
             cap_cents=decisions.cap_cents, history=history, held=ctx.held, members=result.members,
             addresses=addresses(staged.frames["applications"], ids), named_by=named_by(ctx.workdir, staged.frames["payroll"]),
+            findings=ctx.findings, params=ctx.params, freed=freed,
         )
+        made += write_good_faith(staging.dir, con, ctx.workdir, ctx.tax_year, decisions.awards, ctx.findings or [],
+                                 ctx.params)
         write_workbook(staging.path("awards.xlsx"), {
             "awards": awards_output(decisions.awards), "employee credits": employee_output(result.employees),
             "rejects": staged.rejects.drop("employer_id") if "employer_id" in staged.rejects.columns else staged.rejects,
@@ -297,7 +302,7 @@ def write_run_products(ctx: RunContext, con, staging: StagedOutputs, decisions: 
         manifest = json.loads(staging.path("manifest.json").read_text())
         write_json({**manifest, "documents": documents}, staging.path("manifest.json"))
         write_index(staging.dir, summary, decided_at=nj_time(ledger.now_utc()), awards=decisions.awards, history=history,
-                    held=ctx.held, rejects=staged.rejects)
+                    held=ctx.held, rejects=staged.rejects, freed=freed)
         s.say(f"{len(made) + 2:,} files (award file, certificates, notices, reports, awards.xlsx, index.html)")
 
 
@@ -339,9 +344,11 @@ def decide_and_commit(ctx: RunContext) -> RunSummary:
 
 def employee_years_of(result: CreditResult) -> pl.DataFrame:
     """The run's employee-years as the ledger keeps them (``ledger.EMPLOYEE_YEAR_SCHEMA``)."""
-    return result.employees.select(
+    emp = result.employees
+    return emp.select(
         "application_id", "employer_id", "employee_id", pl.col("tax_year").cast(pl.Int32), "status", "reasons",
         pl.when(pl.col("status") == "ELIGIBLE").then(pl.col("credit_cents")).otherwise(0).cast(pl.Int64).alias("credit_cents"),
+        *[pl.col(c).cast(t) for c, t in ledger.EMPLOYEE_YEAR_DETAIL.items() if c in emp.columns],
     )
 
 
@@ -368,6 +375,7 @@ __all__ = [
     "commit",
     "decide",
     "decide_and_commit",
+    "apply_findings",
     "hold_unread",
     "write_changes",
     "write_run_products",

@@ -269,3 +269,21 @@ def check_tax_year(applications: pl.LazyFrame | pl.DataFrame, tax_year: int, as_
             f"nothing to decide for tax year {tax_year} as of {as_of}: its {mine.height} application(s) were "
             f"received after that date (the first on {late.get_column('received_date').min()}); run with a later --as-of")
     return late.height
+
+
+def named_by(workdir: Path, payroll) -> dict[str, str]:
+    """employer id -> the product whose report gave its payroll rows no employee id (the printed name
+    is the id: ``Profile.employee_id_from``), said in the employer's notice."""
+    from transforms.ingest.read.profile_files import load_profiles
+    from transforms.ingest.store.lake import load_manifest
+
+    naming = {p.name: p.product or p.name for p in load_profiles() if p.employee_id_from}
+    if not naming:
+        return {}
+    files = {f["file"]: naming[f["profile"]] for f in load_manifest(workdir / "lake")["files"].values()
+             if f.get("dataset") == "payroll" and f.get("profile") in naming}
+    if not files:
+        return {}
+    frame = payroll.lazy() if isinstance(payroll, pl.DataFrame) else payroll
+    pairs = frame.filter(pl.col("source_file").is_in(list(files))).select("employer_id", "source_file").unique().collect()
+    return {emp: files[src] for emp, src in sorted(pairs.iter_rows())}

@@ -142,7 +142,9 @@ def run_whatif(ctx: steps.RunContext, assignments: dict[str, str]) -> WhatIfOutc
                 before, decisions.awards,
                 before_policy=base.get("policy") if base else None, whatif_policy=settings.allocation.policy,
                 before_cap_cents=int(round(base["cap"] * 100)) if base and "cap" in base else None, whatif_cap_cents=cap,
-                employees_before=employees_before if base else None, employees_whatif=steps.employee_years_of(result),
+                employees_before=employees_before if base else None,
+                # as the ledger keeps them (before audit findings), like the annual run's
+                employees_whatif=ctx.computed_years if ctx.computed_years is not None else steps.employee_years_of(result),
             )
             diff_path = write_csv(diff, staging.path("diff.csv"))
             write_json(
