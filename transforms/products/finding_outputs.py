@@ -36,7 +36,7 @@ def _addresses(workdir: Path | None, ids: list[str]) -> dict[str, str]:
     """application id -> the employer's mailing address the lake holds for it."""
     if workdir is None or not (workdir / "lake").is_dir():
         return {}
-    from transforms.ingest.lake import scan_lake
+    from transforms.ingest.store.lake import scan_lake
 
     got = scan_lake(workdir, "applications").filter(
         pl.col("application_id").is_in(ids) & pl.col("employer_address").is_not_null()).select(

@@ -79,7 +79,7 @@ def _ledger(workdir: Path):
 
 def _unknown(workdir: Path, application_id: str) -> acts.FindingError:
     """Why an application without a decision cannot have a finding: held (or not decided yet), or unknown."""
-    from transforms.ingest.lake import scan_lake
+    from transforms.ingest.store.lake import scan_lake
 
     known = (workdir / "lake").is_dir() and scan_lake(workdir, "applications").filter(
         pl.col("application_id") == application_id).select(pl.len()).collect().item() > 0
