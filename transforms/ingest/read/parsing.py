@@ -17,9 +17,20 @@ def text_expr(e: pl.Expr) -> pl.Expr:
     return pl.when(s.str.len_chars() > 0).then(s).otherwise(None)
 
 
-def number_expr(e: pl.Expr, fmt) -> pl.Expr:
-    """Parse a number written per ``fmt`` (a profiles.NumberFormat); not a finite number -> null."""
+PLAIN = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
+
+
+def number_expr(e: pl.Expr, fmt, *, plain: bool = False) -> pl.Expr:
+    """Parse a number written per ``fmt`` (a profiles.NumberFormat); not a finite number -> null.
+    ``plain``: the column holds no currency sign, separator, parenthesis or trailing minus (the
+    caller looked: ``writes_plain``), so the number is read as it stands, with the same result."""
     s = e.str.strip_chars()
+    if plain and fmt.decimal == ".":
+        v = s.cast(pl.Float64, strict=False)
+        v = pl.when(s.str.contains(PLAIN) & v.is_finite()).then(v)
+        if getattr(fmt, "blank", "missing") == "zero":
+            v = pl.when(s.is_null() | (s == "")).then(pl.lit(0.0)).otherwise(v)
+        return v
     neg: pl.Expr | None = None
     if fmt.parentheses_negative:
         paren = s.str.contains(r"^\(.*\)$")
@@ -39,7 +50,7 @@ def number_expr(e: pl.Expr, fmt) -> pl.Expr:
         s = s.str.replace_all(rf"(\d){re.escape(fmt.thousands)}(\d{{3}})", "$1$2")
     if fmt.decimal == ",":
         s = s.str.replace(",", ".", literal=True)
-    ok = s.str.contains(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+    ok = s.str.contains(PLAIN)
     v = s.cast(pl.Float64, strict=False)
     v = pl.when(ok & v.is_finite()).then(v)
     # (no sign branch unless the format has one: a when/otherwise evaluates both sides)
@@ -56,6 +67,18 @@ FIRST_YEAR = 1900  # a year before it is a misreading ("1/5/23" by %Y is the yea
 
 
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def writes_plain(frame: pl.DataFrame, column: str, fmt) -> bool:
+    """Whether no cell of ``column`` holds what ``fmt`` takes off a number before reading it (a
+    currency sign, a thousands separator, a parenthesis, a trailing minus): then ``number_expr``
+    may read the column ``plain``."""
+    chars = [*fmt.currency, *([fmt.thousands] if fmt.thousands else []), *(["(", ")"] if fmt.parentheses_negative else []),
+             *(["-"] if fmt.trailing_minus else [])]
+    if not chars or column not in frame.columns:
+        return not chars
+    pattern = "[" + "".join(re.escape(c) for c in chars) + "]"
+    return not frame.select(pl.col(column).str.contains(pattern).any()).item()
 
 
 def parse_number(text: str, fmt) -> float | None:

@@ -44,6 +44,7 @@ class Shape:
     summary: int = 0  # lines from a report's end line on (its summary)
     cover: int = 0  # lines of a cover or notes sheet skipped beside this table
     errors: list[CellError] = field(default_factory=list)  # totals that disagree with their lines
+    totals_plan: object | None = None  # totals lines to check on the staged rows (``report_frame.TotalsPlan``)
 
     def words(self) -> str:
         parts = [f"{n} {what}" for n, what in ((len(self.preamble), "preamble line(s)"), (self.totals, "totals line(s)"),
@@ -84,6 +85,7 @@ class _Walk:
     head_key: list[str] = field(default_factory=list)
     upper_key: list[str] | None = None
     first: tuple[int, str] | None = None  # the current header's first cell
+    width: int | None = None  # the first header's number of columns
 
     def match(self, base: hd.Match) -> hd.Match:
         """The profile's match over the table's columns (every section's header so far)."""
@@ -95,7 +97,9 @@ class _Walk:
     def section(self, records, index: int, header_rows: int) -> None:
         """A section's header (the first, or one repeated with its own columns) at ``records[index]``."""
         cells = records[index][1]
-        self.pos = self.positions(_section_header(records, index, header_rows))
+        names = _section_header(records, index, header_rows, self.width)
+        self.width = self.width if self.width is not None else len(names)
+        self.pos = self.positions(names)
         self.head_key, self.first = _header_key(cells), ln.first_cell(cells)
         self.upper_key = _header_key(records[index - 1][1]) if header_rows == 2 else None
 
@@ -209,7 +213,9 @@ def _table(walk: _Walk, head_line: int, profile: pf.Profile, rel: str, sheet: st
            delimiter: str | None) -> rd.RawTable:
     """The walk's rows as a table, the carried and file-name fields as extra columns."""
     width = len(walk.names)
-    rows = [(head_line, list(walk.names))] + [(n, c + [None] * (width - len(c))) for n, c in walk.rows]
+    # an empty cell and a cell the line does not have are alike (no value): None
+    rows = [(head_line, list(walk.names))] + [(n, [x if x != "" else None for x in c] + [None] * (width - len(c)))
+                                              for n, c in walk.rows]
     table = rd.table_from_records(rows, sheet=sheet, delimiter=None)
     table.delimiter = delimiter
     extra = {f"__block_{f}": [c[i] for c in walk.carried] for i, f in enumerate(walk.carried_fields)}
@@ -222,10 +228,19 @@ def _table(walk: _Walk, head_line: int, profile: pf.Profile, rel: str, sheet: st
     return table
 
 
-def _section_header(records, index: int, header_rows: int) -> list[str]:
+def _section_header(records, index: int, header_rows: int, width: int | None = None) -> list[str]:
+    """A section's column names (a two-row header's combined); ``width``: the first header's, to
+    which a later section's header is held (its blank cells beyond its last name dropped, or
+    blank ones added): a line's trailing empty cells say nothing of its columns."""
     if header_rows == 2 and index > 0:
-        return hd.two_row_headers(records[index - 1][1], records[index][1])[0]
-    return [(c or "").strip() for c in records[index][1]]
+        names = hd.two_row_headers(records[index - 1][1], records[index][1])[0]
+    else:
+        names = [(c or "").strip() for c in records[index][1]]
+    if width is None:
+        return names
+    last = max((i + 1 for i, n in enumerate(names) if n), default=0)
+    keep = max(last, width)
+    return (names + [""] * keep)[:keep]
 
 
 def _placed(cells: list[str | None], pos: list[int], width: int | None) -> list[str | None]:

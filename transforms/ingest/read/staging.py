@@ -32,6 +32,7 @@ from transforms.ingest.read.parsing import (
     period_from_pay_date,
     received_at_expr,
     text_expr,
+    writes_plain,
 )
 from transforms.ingest.read.row_checks import (
     ID_IS_SSN,
@@ -110,19 +111,25 @@ class _Cells:
     def header(self, name: str) -> str:
         return self.table.headers[self.match.columns[name]] if name in self.match.columns else name
 
+    def number(self, name: str) -> pl.Expr:
+        """A field's cells as numbers (read plainly when no cell needs a sign or separator taken off)."""
+        col = self.field_col.get(name)
+        plain = col is not None and writes_plain(self.table.frame, col, self.profile.number)
+        return number_expr(self.cell(name), self.profile.number, plain=plain)
+
     def num(self, col: str) -> pl.Expr:
         nf, cell = self.profile.number, self.cell
         if col in self.profile.derived:
-            parts = [number_expr(cell(p), nf) for p in self.profile.derived[col]]
+            parts = [self.number(p) for p in self.profile.derived[col]]
             blank = pl.all_horizontal([text_expr(cell(p)).is_null() for p in self.profile.derived[col]])
             bad = pl.any_horizontal(
-                [text_expr(cell(p)).is_not_null() & number_expr(cell(p), nf).is_null() for p in self.profile.derived[col]]
+                [text_expr(cell(p)).is_not_null() & n.is_null() for p, n in zip(self.profile.derived[col], parts, strict=True)]
             )
             total = pl.sum_horizontal([p.fill_null(0.0) for p in parts]).round(6)
             if nf.blank == "zero":  # blank parts are 0, and so is a row with all of them blank
                 return pl.when(bad).then(None).otherwise(total)
             return pl.when(blank | bad).then(None).otherwise(total)
-        return number_expr(cell(col), nf)
+        return self.number(col)
 
     def day(self, col: str) -> pl.Expr:
         """The cells of ``col`` as dates: by the layout's own formats when they read every cell,
@@ -326,12 +333,14 @@ def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> S
     exprs, extras, unknown_codes = _staged_exprs(dataset, c)
     if dataset == "payroll":  # the ssn may be absent or masked where the roster gives it
         extras["__ssn_given"] = text_expr(c.cell("ssn")).is_not_null()
-    typed = table.frame.select(
+    # lazily: the steps the typed columns share (a cell trimmed, a number's signs and separators)
+    # are computed once (an eager select computes each again where it recurs)
+    typed = table.frame.lazy().select(
         "__line",
         *[e.alias(k) for k, e in exprs.items()],
         *[e.alias(k) for k, e in extras.items()],
         *([c.cell("ssn").alias("ssn")] if ssn_fields else []),
-    )
+    ).collect()
     if ssn_fields and dataset in ("payroll", "roster"):
         typed = typed.with_columns(_last4(dataset).alias("__last4"))
     ssn_digits: frozenset[str] = frozenset()

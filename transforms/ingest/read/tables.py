@@ -31,6 +31,7 @@ from transforms.ingest.read import simple
 from transforms.ingest.read import submission as sub
 from transforms.ingest.read import workbooks as wbk
 from transforms.ingest.read.context import FileContext
+from transforms.ingest.read.report_frame import STAGED_SUMS
 from transforms.ingest.read.simple import Piece, pieces, read_simple, read_simple_many
 from transforms.ingest.read.staging import (
     NULLABLE,
@@ -116,7 +117,7 @@ def read_tables(dataset: str, path: Path, rel: str, key: HashKey, context: FileC
     notes += [f"read as {enc}"] if enc not in ("utf-8", "utf-8-sig") else []
     if hit.match.profile.shaped:  # a report: its lines walked as one frame where that gives the same
         width = max(len(cells) for _, cells in head)
-        frame = rf.frame_of(text, delim, width)
+        frame = rf.frame_of(text, delim, width, data if enc in ("utf-8", "utf-8-sig") else None)
         if frame is not None and frame.height > hit.index and frame["__line"][hit.index] == head[hit.index][0]:
             got = rf.walk(frame, hit, head, rel, None, delim)
             if got is not None:
@@ -167,7 +168,7 @@ def _find_in_text(cands: list[pf.Profile], data: bytes):
                 try:
                     text, enc = rd.decode(data, p.encodings)
                     limit = max(c.header_within for c in cands) + 1
-                    by_text[k] = (rd.delimited_records(text, d, limit=limit), enc, text)
+                    by_text[k] = (rd.delimited_records(_prefix(text), d, limit=limit), enc, text)
                 except rd.FileUnreadable:
                     by_text[k] = None
             if by_text[k] is None:
@@ -183,6 +184,14 @@ def _find_in_text(cands: list[pf.Profile], data: bytes):
     found, enc, d, text = best
     head = by_text[("|".join(next(p for p in cands if p.name == found.match.profile.name).encodings), d)][0]
     return text, head, found, enc, d
+
+
+def _prefix(text: str, chars: int = 1 << 20) -> str:
+    """The first lines of a text (its first MB, cut at a line's end): where a header is searched."""
+    if len(text) <= chars:
+        return text
+    cut = text.rfind("\n", 0, chars)
+    return text[:cut + 1] if cut > 0 else text
 
 
 def _read_workbook(dataset: str, path: Path, rel: str, key: HashKey, context: FileContext | None,
@@ -286,6 +295,8 @@ def _finish_table(dataset: str, table: rd.RawTable, m: hd.Match, rel: str, key: 
     if shape.words():
         notes.append((f"sheet '{table.sheet}': " if table.sheet else "") + shape.words())
     st = stage_table(dataset, m, table, key, rel)
+    if shape.totals_plan is not None:  # totals checked on the hours, wages and taxes the staging read
+        shape.errors += shape.totals_plan.check(st.staged.select("__line", *STAGED_SUMS))
     st.structural += shape.errors + mismatch
     st.shape = shape
     return [st], None, [], notes
