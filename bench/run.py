@@ -39,6 +39,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--sample-employers", type=int, default=50, help="employers checked by the reference")
     ap.add_argument("--profile", action="store_true", help="profile the end-to-end run at the smallest size")
     ap.add_argument("--no-files-check", action="store_true", help="skip the 1, 10 and 100 files memory check")
+    ap.add_argument("--no-formats", action="store_true",
+                    help="skip reading a payroll report (Gusto's journal) against the canonical layout, per row")
     ap.add_argument("--no-scale-runs", action="store_true",
                     help="skip quarterly, what-if, corrected rerun and Dask at the largest size")
     ap.add_argument(
@@ -88,6 +90,11 @@ def run(a: argparse.Namespace, api: dict) -> int:
         result["sizes"][label]["scale_runs"] = phase_scale_runs(con, result["sizes"][label], runs_dir, label)
     if not a.no_files_check:
         result["files_check"] = phase_files(con, runs_dir, sizes[0], a.seed)
+    if not a.no_formats:
+        from bench.formats import phase_formats
+
+        con.print("formats: the same payroll as the canonical layout and as a report, ingested alone")
+        result["formats"] = phase_formats(runs_dir, rows=200_000 if a.quick else 1_000_000, repeat=1 if a.quick else 3)
     if a.profile:
         result["profile"] = phase_profile(con, runs_dir, sizes[0], a.seed)
     result["ratios"] = report.ratios(result, sizes)

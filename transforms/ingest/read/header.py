@@ -65,15 +65,15 @@ def two_row_headers(upper: list[str | None], lower: list[str | None]) -> tuple[l
 def match_headers(profile: Profile, headers: list[str], own: list[str] | None = None) -> Match:
     """The fields each header reaches. ``own``: a two-row header's lower cells, tried where the
     combined name reaches nothing ("Employer Taxes Net Pay" is "Net Pay")."""
-    index = profile.alias_index()
+    index, key = profile.alias_index(), profile.keyer()
     columns: dict[str, int] = {}
     reached: dict[str, list[tuple[int, str]]] = {}
     unmatched: list[str] = []
     for pos, h in enumerate(headers):
         text = str(h or "").strip()
-        f = index.get(profile.key(text)) if text else None
+        f = index.get(key(text)) if text else None
         if f is None and own is not None and own[pos] and own[pos] != text:
-            f = index.get(profile.key(own[pos]))
+            f = index.get(key(own[pos]))
         if f is None:
             if text:
                 unmatched.append(text)
@@ -138,18 +138,40 @@ def find_layout(candidates: list[Profile], records: Records) -> tuple[Found | No
     """(the header of the profile that reads the records, or None; the nearest row and profile
     when none does). Several profiles whose header is found: the one reaching most fields (then
     the earlier header, then the profile's order)."""
-    best: Found | None = None
-    nearest: Nearest | None = None
+    filled = [sum(1 for c in cells if c is not None and str(c).strip()) for _, cells in records]
+    best = _find(candidates, records, filled)
+    if best is not None:
+        return best, None
+    nearest: Nearest | None = None  # none is a header: which row came nearest, every row looked at
     for p in candidates:
         for i in range(min(p.header_within, len(records))):
+            m = match_row(p, records, i)
+            if m.columns and (nearest is None or _score(m) > _score(nearest.match)):
+                nearest = Nearest(i, records[i][0], m)
+    return None, nearest
+
+
+def find_header_of(profile: Profile, records: Records) -> Found | None:
+    """The header of ``profile`` among ``records`` (``find_layout`` for one profile, without the nearest)."""
+    return _find([profile], records, [sum(1 for c in cells if c is not None and str(c).strip()) for _, cells in records])
+
+
+def _find(candidates: list[Profile], records: Records, filled: list[int]) -> Found | None:
+    """The best header found: a row (or the row above it and it) with as many filled cells as the
+    profile requires fields is matched; the others cannot be its header."""
+    best: Found | None = None
+    for p in candidates:
+        need = len(p.required_fields)
+        two = p.report is not None and p.report.header_rows == 2
+        for i in range(min(p.header_within, len(records))):
+            if filled[i] + (filled[i - 1] if two and i > 0 else 0) < need:
+                continue
             m = match_row(p, records, i)
             if m.ok:
                 if best is None or (len(m.columns), -i) > (len(best.match.columns), -best.index):
                     best = Found(i, m)
                 break
-            if m.columns and (nearest is None or _score(m) > _score(nearest.match)):
-                nearest = Nearest(i, records[i][0], m)
-    return best, (None if best is not None else nearest)
+    return best
 
 
 def short_list(items: list[str], most: int = 6) -> str:
@@ -160,5 +182,5 @@ def short_list(items: list[str], most: int = 6) -> str:
     return ", ".join(items[:most]) + f" and {len(items) - most} more"
 
 
-__all__ = ["Found", "Match", "Nearest", "find_header", "find_layout", "match_headers", "match_row", "short_list",
+__all__ = ["Found", "Match", "Nearest", "find_header", "find_header_of", "find_layout", "match_headers", "match_row", "short_list",
            "two_row_headers"]

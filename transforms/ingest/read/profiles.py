@@ -345,7 +345,11 @@ class Profile(BaseModel):
 
     def key(self, header: str) -> frozenset[str] | str:
         """What a header is compared by: its words (``match: words``) or its folded text."""
-        return self.words().words(header) if self.match == "words" else fold(header)
+        return self.keyer()(header)
+
+    def keyer(self):
+        """``key`` as a plain function (for the many headers of a file's first lines)."""
+        return self.words().words if self.match == "words" else fold
 
     def alias_index(self) -> dict[frozenset[str] | str, str]:
         """Each alias's key -> its field (computed once)."""

@@ -174,12 +174,16 @@ def _find_in_text(cands: list[pf.Profile], data: bytes):
             if by_text[k] is None:
                 continue
             head, enc, text = by_text[k]
-            found, near = hd.find_layout([p], head)
+            found = hd.find_header_of(p, head)
             if found is not None and (best is None or len(found.match.columns) > len(best[0].match.columns)):
                 best = (found, enc, d, text)
-            if near is not None and (nearest is None or hd._score(near.match) > hd._score(nearest.match)):
-                nearest = near
-    if best is None:
+    if best is None:  # which row came nearest, by which layout: every row of every reading looked at
+        for p in cands:
+            for d in p.delimiters:
+                got = by_text.get(("|".join(p.encodings), d))
+                near = hd.find_layout([p], got[0])[1] if got is not None else None
+                if near is not None and (nearest is None or hd._score(near.match) > hd._score(nearest.match)):
+                    nearest = near
         return _unknown_layout(cands[0].dataset, cands, data, nearest)
     found, enc, d, text = best
     head = by_text[("|".join(next(p for p in cands if p.name == found.match.profile.name).encodings), d)][0]
