@@ -30,6 +30,18 @@ def settings(
     for name, _, choices, default in setting_fields():
         t.add_row(name, " | ".join(choices), default, SETTING_HELP.get(name, ""))
     common.console.print(t)
+    from transforms.deployment import deployment, where
+
+    d = Table(title="Deployment (IMPCREDIT_<NAME>, or impcredit.toml; a command's option first)", box=None,
+              pad_edge=False, title_justify="left")
+    for col in ("setting", "value", "from"):
+        d.add_column(col, overflow="fold")
+    try:
+        got = deployment()
+        d.add_row("profiles", Text(str(got.profiles or "")), where("profiles"))
+    except ValueError as exc:
+        d.add_row("profiles", Text(str(exc).splitlines()[0]), where("profiles"))
+    common.console.print(d)
     if not parameters:
         return
     params = load_parameters()
