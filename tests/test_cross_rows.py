@@ -78,18 +78,21 @@ def test_rows_over_the_same_days_add_and_only_exact_copies_are_rejected():
     assert cross_row_rejects("payroll", rows).height == 0
 
 
-def test_the_employee_key_is_exact():
-    """Employees are told apart by their ids, never merged by a key that could collide: two
-    employees of one employer, the same employee number at two employers, and a key pair whose
-    concatenations are equal ("1" + "23" and "12" + "3")."""
+def test_copies_are_rows_equal_in_every_value_never_a_hash_or_a_joined_key():
+    """Two employees of one employer, the same employee number at two employers, and a key pair
+    whose concatenations are equal ("1" + "23" and "12" + "3") are no copies; rows that hash alike
+    but differ (a forced collision) are no copies; a row equal in every value is, pointing at the first."""
     import transforms.ingest.check.cross_rows as cr
 
     rows = frame([(1, 1, 0, 13, 10, 0), (1, 2, 0, 13, 10, 0), (1, 1, 14, 13, 10, 0), (2, 1, 0, 13, 10, 0)])
-    assert cr._employee_sorted(rows, ["employer_id", "employee_id"]).get_column("__emp").n_unique() == 3
     assert cross_row_rejects("payroll", rows).height == 0
-    pairs = pl.DataFrame({"employer_id": ["1", "12"], "employee_id": ["23", "3"]})
-    assert cr._employee_sorted(pairs.with_columns(period_start=pl.lit(None, dtype=pl.Date), period_end=pl.lit(None, dtype=pl.Date),
-                                                  __order=pl.int_range(2)), ["employer_id", "employee_id"]).get_column("__emp").n_unique() == 2
+    pairs = rows.head(2).with_columns(employer_id=pl.Series(["1", "12"]), employee_id=pl.Series(["23", "3"]))
+    assert cross_row_rejects("payroll", pairs).height == 0
+    values = [c for c in rows.columns if c not in ("__order", "source_file", "source_line")]
+    assert cr._exact_duplicates(rows, values).height == 0  # what a collision leads to: compared, none equal
+    copy = pl.concat([rows, rows.head(1).with_columns(pl.lit(99, dtype=pl.Int64).alias("__order"))])
+    got = cross_row_rejects("payroll", copy)
+    assert got.get_column("__order").to_list() == [99] and got.get_column("rule").to_list() == ["duplicate_row"]
 
 
 def test_reversals_net_and_a_negative_employee_year_names_its_lines():

@@ -269,6 +269,35 @@ def test_random_tables_fast_or_equal(case: tuple[bytes, str, list[str]]) -> None
     check(data, delimiter, encodings)
 
 
+def check_arrow(data: bytes, delimiter: str, encodings: list[str]) -> bool:
+    """Assert Arrow's route (a spreadsheet's CSV) is None or equal to the csv module's; True when taken."""
+    ref = slow(data, delimiter, encodings)
+    if ref is None:
+        return False
+    text, enc = decode(data, encodings)
+    got = rd.read_delimited_arrow(data, text, enc, delimiter)
+    if got is None:
+        return False
+    r = ref[0]
+    assert (got.headers, got.header_line, got.ragged) == (r.headers, r.header_line, r.ragged)
+    assert got.frame.schema == r.frame.schema and got.frame.equals(r.frame)
+    return True
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables())
+def test_random_tables_arrow_or_equal(case: tuple[bytes, str, list[str]]) -> None:
+    check_arrow(*case)
+
+
+def test_a_spreadsheets_csv_takes_arrows_route():
+    rows = [["employer_id", "hours", "gross_wages"], ["10-0000001", "1.5", "$1,234.56"], ["10-0000001", "2", '"x" y']]
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\r\n").writerows(rows)
+    assert check_arrow(buf.getvalue().encode(), ",", ["utf-8"])
+    assert not check_arrow((buf.getvalue() + "a,b\r\n").encode(), ",", ["utf-8"])  # a short line: the csv route
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.lists(st.text(alphabet="ab1 é,;", max_size=3), min_size=3, max_size=3), min_size=1, max_size=6),
        st.sampled_from(["|", "\t"]))

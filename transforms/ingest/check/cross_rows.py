@@ -81,32 +81,16 @@ def _same_as_prev(cols: list[str]) -> pl.Expr:
     return pl.all_horizontal([pl.col(c) == pl.col(c).shift(1) for c in cols]).fill_null(False)
 
 
-def _employee_sorted(rows: pl.DataFrame, g: list[str]) -> pl.DataFrame:
-    """``__emp, period_start, period_end, __order`` sorted: each employee's rows together, in
-    (period_start, period_end, __order) order.
-
-    ``__emp`` is a 64-bit number exact for the employee (employer id + employee id): the
-    employer id's categorical code in the high 32 bits, the employee id's in the low 32 (both
-    codes are one-to-one with their strings). Sorting numbers is several times faster than
-    sorting by the two strings, and the order of the employees themselves matters to no rule.
-    """
-    cols = ["period_start", "period_end", "__order"]
-    employer, employee = g
-    code = {c: pl.col(c).cast(pl.Categorical).to_physical().cast(pl.UInt64) for c in g}
-    h = rows.select((code[employer] * (1 << 32) + code[employee]).alias("__emp"), *cols)
-    return h.sort(["__emp", *cols])
-
-
 def _payroll_duplicates(rows: pl.DataFrame, values: list[str]) -> pl.DataFrame:
-    """Exact copies among payroll rows, looked for only among rows whose (employee, period)
-    repeats (one numeric sort of the run; a copy shares employee and period)."""
-    s = _employee_sorted(rows, ["employer_id", "employee_id"])
-    same_emp = (pl.col("__emp") == pl.col("__emp").shift(1)).fill_null(False)
-    same_k = s.select(same_emp & _same_as_prev(["period_start", "period_end"])).to_series()
-    cand = s.filter(same_k | same_k.shift(-1, fill_value=False)).get_column("__order")
-    if not cand.len():
+    """Exact copies among payroll rows, looked for only among rows whose values hash alike (one
+    hash of each row's values; a copy hashes as its original, and rows that merely collide are
+    told apart by comparing their values): a line-per-code export's lines all share an employee
+    and a period, so that key alone would compare every line."""
+    h = rows.select(pl.struct(values).hash().alias("__h")).to_series()
+    cand = h.is_duplicated()
+    if not cand.any():
         return pl.DataFrame(schema=CROSS_SCHEMA)
-    return _exact_duplicates(rows.filter(pl.col("__order").is_in(cand)), values).cast(CROSS_SCHEMA)
+    return _exact_duplicates(rows.filter(cand), values).cast(CROSS_SCHEMA)
 
 
 # --- line-per-code exports -----------------------------------------------------------------------

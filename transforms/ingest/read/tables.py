@@ -136,7 +136,8 @@ def _read_header_first(dataset: str, data: bytes, first: tuple[hd.Match, str], r
     else:
         try:
             text, enc = rd.decode(data, m.profile.encodings)
-            table = rd.read_delimited(text, delim)
+            # a spreadsheet's CSV (quoted cells holding the delimiter) by Arrow's reader when exact
+            table = rd.read_delimited_arrow(data, text, enc, delim) or rd.read_delimited(text, delim)
         except rd.FileUnreadable as exc:
             return [], Problem(exc.rule, exc.message), [], notes
     m = hd.match_headers(m.profile, table.headers)
