@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from transforms import storage
 from transforms.products.notices import explain_reasons
 from transforms.reference.parameters import Parameters
 from transforms.rules.year import counterfactual, year_params
@@ -92,7 +93,9 @@ def _rules_from_manifest(out_dir: Path) -> RuleSettings:
 
 
 def _lake_files(workdir: Path, dataset: str) -> list[Path]:
-    lake = workdir / "lake"  # exactly this dataset (payroll_lines is not payroll): its folder or one file
+    from transforms.ingest.store.location import lake_dir
+
+    lake = lake_dir(workdir)  # exactly this dataset (payroll_lines is not payroll): its folder or one file
     files = [lake / f"{dataset}.parquet"] if (lake / f"{dataset}.parquet").is_file() else []
     if (lake / dataset).is_dir():
         files += (lake / dataset).rglob("*.parquet")
@@ -102,7 +105,7 @@ def _lake_files(workdir: Path, dataset: str) -> list[Path]:
 def _read_lake(workdir: Path, dataset: str, filt: pl.Expr, cols: list[str]) -> list[dict]:
     frames = []
     for f in _lake_files(workdir, dataset):
-        lf = pl.scan_parquet(f)
+        lf = storage.scan_parquet(f)
         have = lf.collect_schema().names()
         if not all(c in have for c in ("employer_id",)):
             continue
