@@ -93,9 +93,10 @@ def load_manifest(lake: Path) -> dict:
     except (ValueError, UnicodeDecodeError) as exc:
         reason = f"not JSON at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else (
             "not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc))
+        aside = f"aws s3 mv --recursive {lake} {lake}.damaged" if storage.is_remote(lake) else f"mv {lake} {lake}.damaged"
         raise LakeDamaged(
             f"the lake's manifest {p} is damaged ({reason}): the lake cannot say what it holds. Recover: move "
-            f"the lake aside (mv {lake} {lake}.damaged) and run again with every submitted file: the lake is "
+            f"the lake aside ({aside}) and run again with every submitted file: the lake is "
             "rebuilt from them (the ledger keeps every decision)") from None
 
 

@@ -51,7 +51,7 @@ def _same(a: storage.Location, b: storage.Location) -> bool:
 def use_lake(workdir: Path, given: str | None, *, record: bool) -> storage.Location:
     """The lake of ``workdir`` for a command given ``given`` (None: what the workdir uses).
     ``record``: the command writes the lake, so a new place is recorded in the workdir (call
-    after ``storage.probe`` passed: a place that cannot be used is never recorded)."""
+    after ``storage_probe.probe`` passed: a place that cannot be used is never recorded)."""
     workdir = Path(workdir)
     default = workdir / "lake"
     before = recorded(workdir)
