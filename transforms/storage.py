@@ -146,7 +146,9 @@ class ObjectPath:
 
     def is_dir(self) -> bool:
         """True when objects exist under this prefix (an object store has no empty folders)."""
-        return bool(self._listing())
+        import pyarrow.fs as pafs
+
+        return self._info().type == pafs.FileType.Directory
 
     def size(self) -> int:
         return int(self._info().size or 0)
@@ -297,7 +299,7 @@ def storage_options(loc: ObjectPath) -> dict[str, str] | None:
     if endpoint:
         opts["aws_endpoint_url"] = endpoint
         if endpoint.startswith("http://"):
-            opts["aws_allow_http"] = "true"
+            opts["allow_http"] = "true"  # a client option (not "aws_..."): Polars keeps its AWS credential chain
     if region:
         opts["aws_region"] = region
     return opts
