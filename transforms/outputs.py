@@ -112,9 +112,10 @@ class StagedOutputs:
         """Move the staged files into place: a folder the output folder does not have yet is
         moved whole (one rename for thousands of notices); otherwise file by file."""
         if storage.is_remote(self.out_dir):
-            uploaded = upload_folder(self.dir, self.out_dir)
-            shutil.rmtree(self.dir, ignore_errors=True)
-            return uploaded
+            try:
+                return upload_folder(self.dir, self.out_dir)
+            finally:  # uploaded or not (the ledger committed: the next run uploads them again)
+                shutil.rmtree(self.dir, ignore_errors=True)
         moved: list[Path] = []
 
         def merge(src_dir: Path, dst_dir: Path) -> None:
