@@ -101,6 +101,15 @@ def no_needle(blobs: dict[str, bytes], needles: list[bytes], what: str) -> None:
             assert not [n for n in needles if n in text], f"{what} found in the values of {name}"
 
 
+@pytest.fixture
+def same_clock(monkeypatch):
+    """The decision's instant held equal between the runs compared (the run page shows it to the
+    minute: two runs a minute apart differ there by design)."""
+    from transforms.award import ledger
+
+    monkeypatch.setattr(ledger, "now_utc", lambda: dt.datetime(2024, 7, 1, 12, tzinfo=dt.UTC))
+
+
 def run(src: Path, work: Path, out, run_id: str = RUN_ID) -> None:
     params, settings = load_parameters(), Settings()
     staged = steps.stage_inputs(src, work, KEY)
@@ -125,7 +134,7 @@ def submission(tmp_path_factory) -> tuple[Path, Path]:
 
 
 def test_the_annual_run_with_its_lake_and_outputs_in_s3_writes_the_plain_runs_bytes(s3, submission, tmp_path,
-                                                                                    monkeypatch):
+                                                                                    monkeypatch, same_clock):
     from transforms import failpoints
     from transforms.ingest.store import lake as lk
     from transforms.ingest.store import lake_check
@@ -185,7 +194,7 @@ def cli(*args: str):
 
 
 def test_the_cli_annual_run_and_lake_verify_on_s3_store_no_credential(prefect_harness, s3, submission, tmp_path,
-                                                                       monkeypatch):
+                                                                       monkeypatch, same_clock):
     """``impcredit annual --lake s3://... --out s3://...`` writes what the plain command writes, file
     by file (the run id and the clock held equal, as the reproducibility test holds them);
     ``lake verify`` checks the objects (a damaged one is named, ``--repair`` takes it out); and
@@ -193,11 +202,8 @@ def test_the_cli_annual_run_and_lake_verify_on_s3_store_no_credential(prefect_ha
     database."""
     import prefect.settings
 
-    from transforms.award import ledger
-
     src, _ = submission
     monkeypatch.setattr(steps, "new_run_id", lambda *a: RUN_ID)
-    monkeypatch.setattr(ledger, "now_utc", lambda: dt.datetime(2024, 7, 1, 12, tzinfo=dt.UTC))
     common = ["annual", "--input", str(src), "--tax-year", "2023", "--as-of", "2024-07-01"]
     plain = cli(*common, "--workdir", str(tmp_path / "w-plain"), "--out", str(tmp_path / "out-plain"))
     assert plain.exit_code == 0, plain.output
