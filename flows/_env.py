@@ -93,10 +93,17 @@ def outputs_markdown(title: str, summary, lines: list[str]) -> str:
     run page, award file, manifest and the rest of what it wrote)."""
     from pathlib import Path
 
-    out = Path(summary.out_dir)
+    from transforms import storage
+
     md = [f"## {title}", "", f"Run `{summary.run_id}`", ""] + [f"- {x}" for x in lines] + ["", "### Outputs", ""]
-    first = [n for n in ("index.html", "awards.csv", "held.csv", "changes.csv", "estimates.csv", "diff.csv", "manifest.json")
-             if (out / n).is_file()]
+    names = ("index.html", "awards.csv", "held.csv", "changes.csv", "estimates.csv", "diff.csv", "manifest.json")
+    if storage.is_url(summary.out_dir):  # an object store: its URLs, as the run wrote them
+        written = {str(p) for p in summary.outputs}
+        md += [f"- {n}: `{summary.out_dir}/{n}`" for n in names if f"{summary.out_dir}/{n}" in written]
+        md.append(f"- the output folder: `{summary.out_dir}` ({len(summary.outputs)} files)")
+        return "\n".join(md) + "\n"
+    out = Path(summary.out_dir)
+    first = [n for n in names if (out / n).is_file()]
     md += [f"- [{n}]({(out / n).as_uri()})" for n in first]
     md.append(f"- [the output folder]({out.as_uri()}) ({len(summary.outputs)} files)")
     return "\n".join(md) + "\n"

@@ -37,7 +37,7 @@ def annual_flow(
     input_dir: Path,
     tax_year: int,
     as_of: dt.date,
-    out_dir: Path,
+    out_dir: Path | str,
     workdir: Path,
     params: Parameters,
     settings: Settings,
@@ -46,7 +46,10 @@ def annual_flow(
     data_docs: bool = False,
 ) -> steps.RunSummary:
     """``data_docs``: validate with Great Expectations itself and write its Data Docs into
-    ``out_dir/data_docs`` (GX is slower than the suites compiled to Polars: off by default)."""
+    ``out_dir/data_docs`` (GX is slower than the suites compiled to Polars: off by default).
+    ``out_dir``: a local folder, or an object store's URL (``s3://bucket/prefix``: the outputs are
+    staged locally and uploaded, ``manifest.json`` last). The lake is the workdir's
+    (``transforms.ingest.store.location``)."""
     logger = get_run_logger()
     started_at = ledger.now_utc()
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):

@@ -6,8 +6,10 @@ Needs a Prefect API server (``prefect server start``; see docs/scheduling.md). T
   December 15, 06:00; the quarter is the latest one that has ended by the run date (Apr 15 -> Q1,
   Jun 15 -> Q1, Sep 15 -> Q2, Dec 15 -> Q3), so only observed data is projected.
 Input and workdir come from the environment of the serving process:
-IMPCREDIT_INPUT (submission folder), IMPCREDIT_WORKDIR (default data/work), IMPCREDIT_OUT
-(default data/out), IMPCREDIT_DASK_ADDRESS (optional, quarterly fan-out).
+IMPCREDIT_INPUT (submission folder), IMPCREDIT_WORKDIR (default data/work: the ledger, local),
+IMPCREDIT_LAKE (optional: the lake's place, a local folder or s3://bucket/prefix), IMPCREDIT_OUT
+(default data/out; the annual run's may be s3://bucket/prefix), IMPCREDIT_DASK_ADDRESS (optional,
+quarterly fan-out).
 """
 
 from __future__ import annotations
@@ -30,13 +32,36 @@ ANNUAL_CRON = "0 6 1 7 *"
 QUARTERLY_CRON = "0 6 15 4,6,9,12 *"
 
 
-def _paths() -> tuple[Path, Path, Path]:
+def _paths() -> tuple[Path, Path, object]:
+    """The input, the workdir (local: the ledger) and the outputs' root (a local folder or
+    s3://bucket/prefix); the lake where ``IMPCREDIT_LAKE`` (or ``lake`` in impcredit.toml) says,
+    checked (and recorded in the workdir) before the flow starts."""
+    from transforms import storage
+    from transforms.deployment import deployment
+    from transforms.ingest.store.location import use_lake
+    from transforms.storage_probe import probe
+
     inp = os.environ.get("IMPCREDIT_INPUT")
     if not inp:
         raise ValueError("set IMPCREDIT_INPUT to the submission folder for scheduled runs")
-    workdir = Path(os.environ.get("IMPCREDIT_WORKDIR", _env.REPO_ROOT / "data" / "work"))
-    out = Path(os.environ.get("IMPCREDIT_OUT", _env.REPO_ROOT / "data" / "out"))
-    return Path(inp).resolve(), workdir.resolve(), out.resolve()
+    workdir = Path(os.environ.get("IMPCREDIT_WORKDIR", _env.REPO_ROOT / "data" / "work")).resolve()
+    lake = deployment().lake
+    if lake:
+        probe(use_lake(workdir, lake, record=False), what="lake")
+        use_lake(workdir, lake, record=True)
+    out = storage.location(os.environ.get("IMPCREDIT_OUT") or _env.REPO_ROOT / "data" / "out")
+    probe(out, what="IMPCREDIT_OUT")
+    return Path(inp).resolve(), workdir, out if storage.is_remote(out) else Path(out).resolve()
+
+
+def _out(root, *parts: str):
+    """A run's output folder under the outputs' root, as a flow parameter (a URL is text)."""
+    from transforms import storage
+
+    loc = root
+    for p in parts:
+        loc = loc / p
+    return str(loc) if storage.is_remote(loc) else loc
 
 
 @flow(name="impcredit-scheduled-annual")
@@ -48,7 +73,7 @@ def scheduled_annual(tax_year: int | None = None, as_of: str | None = None):
     inp, workdir, out = _paths()
     day = dt.date.fromisoformat(as_of) if as_of else dt.date.today()
     year = tax_year or day.year - 1
-    return annual_flow(input_dir=inp, tax_year=year, as_of=day, out_dir=out / "annual" / str(year), workdir=workdir,
+    return annual_flow(input_dir=inp, tax_year=year, as_of=day, out_dir=_out(out, "annual", str(year)), workdir=workdir,
                        params=load_parameters(), settings=Settings(), wait_seconds=600)
 
 
@@ -62,6 +87,9 @@ def scheduled_quarterly(tax_year: int | None = None, quarter: int | None = None,
     from transforms.settings import Settings
 
     inp, workdir, out = _paths()
+    if not isinstance(out, Path):
+        raise ValueError(f"IMPCREDIT_OUT is {out}: the quarterly estimates are written to a local folder (only the "
+                         "annual run publishes to an object store); serve them with a local IMPCREDIT_OUT")
     day = dt.date.fromisoformat(as_of) if as_of else dt.date.today()
     auto_year, auto_q = latest_completed_quarter(day)
     year, q = tax_year or auto_year, quarter or auto_q

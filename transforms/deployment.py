@@ -6,6 +6,7 @@ for the command and what it starts), the environment (``IMPCREDIT_<NAME>``) and 
 
     # impcredit.toml
     profiles = "/srv/impcredit/profiles"   # the agency's own payroll profiles (and vocabulary.yaml)
+    lake = "s3://agency-impcredit/lake"    # where the Parquet lake is (default: <workdir>/lake)
 
 ``impcredit settings`` prints them with where each comes from.
 """
@@ -39,6 +40,9 @@ class Deployment(BaseSettings):
     # a folder of the agency's own payroll profiles (*.yaml, and vocabulary.yaml): read beside the
     # shipped ones (data/vendors); a profile there with a shipped profile's name replaces it
     profiles: Path | None = Field(default=None)
+    # where the Parquet lake is (a local folder or s3://bucket/prefix; default <workdir>/lake): the
+    # workdir stays local and holds the ledger (transforms/ingest/store/location.py)
+    lake: str | None = Field(default=None)
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,

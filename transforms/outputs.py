@@ -1,5 +1,6 @@
 """Writing outputs safely: neutralised CSV cells, atomic files, a staging folder moved into
-place only after the ledger commits, and file hashes for manifests."""
+place only after the ledger commits (or uploaded to an object store, ``manifest.json`` last), and
+file hashes for manifests."""
 
 from __future__ import annotations
 
@@ -7,12 +8,13 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from transforms import failpoints
+from transforms import failpoints, storage
 
 _FORMULA_START = r"^[=+\-@\t\r]"
 # characters XML 1.0 does not allow (C0 controls but tab, LF and CR; U+FFFE, U+FFFF; lone
@@ -71,11 +73,19 @@ class StagedOutputs:
             ...write to staging.path(name)..., commit
         staging.published  # the files now in out_dir
 
-    An exception inside the block discards the staged files and publishes nothing."""
+    An exception inside the block discards the staged files and publishes nothing.
 
-    def __init__(self, out_dir: Path, run_id: str):
-        self.out_dir = Path(out_dir)
-        self.dir = self.out_dir / f".staging-{run_id}"
+    ``out_dir`` in an object store (``s3://bucket/prefix``): the staging folder is local (the
+    system's temporary folder) and publishing uploads it (``upload_folder``): ``manifest.json``
+    is taken away first and written last, so a folder without it is being written (or was left
+    by a crash, which the next run's publish completes)."""
+
+    def __init__(self, out_dir: Path | str, run_id: str):
+        self.out_dir = storage.location(out_dir)
+        if storage.is_remote(self.out_dir):
+            self.dir = Path(tempfile.gettempdir()) / f"impcredit-staging-{run_id}"
+        else:
+            self.dir = self.out_dir / f".staging-{run_id}"
         if self.dir.exists():
             shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True)
@@ -101,6 +111,11 @@ class StagedOutputs:
     def publish(self) -> list[Path]:
         """Move the staged files into place: a folder the output folder does not have yet is
         moved whole (one rename for thousands of notices); otherwise file by file."""
+        if storage.is_remote(self.out_dir):
+            try:
+                return upload_folder(self.dir, self.out_dir)
+            finally:  # uploaded or not (the ledger committed: the next run uploads them again)
+                shutil.rmtree(self.dir, ignore_errors=True)
         moved: list[Path] = []
 
         def merge(src_dir: Path, dst_dir: Path) -> None:
@@ -143,8 +158,30 @@ def _walk_files(root: Path) -> list[Path]:
     return out
 
 
-def clean_stale_staging(out_dir: Path) -> None:
+MARKER = "manifest.json"  # in an object store, the object written last: the folder is complete
+
+
+def upload_folder(src: Path, dst: storage.ObjectPath) -> list[storage.ObjectPath]:
+    """Every file under ``src`` (names starting with a dot skipped) to the same names under
+    ``dst``, ``MARKER`` deleted first and uploaded last: an object store has no rename, so the
+    marker is the commit of the folder. A reader treats a folder without it as incomplete."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    files = sorted(p.relative_to(src).as_posix() for p in _walk_files(src))
+    (dst / MARKER).unlink(missing_ok=True)
+    with ThreadPoolExecutor(max_workers=8, thread_name_prefix="upload") as pool:  # each file one PUT
+        list(pool.map(lambda f: (dst / f).upload(src / f), [f for f in files if f != MARKER]))
+    failpoints.hit("published_partly")
+    if MARKER in files:
+        (dst / MARKER).upload(src / MARKER)
+    return [dst / f for f in files]
+
+
+def clean_stale_staging(out_dir: Path | str) -> None:
     """Remove staging folders left by runs that were killed before they committed."""
+    out_dir = storage.location(out_dir)
+    if storage.is_remote(out_dir):
+        return  # staged in the system's temporary folder, named by run
     if out_dir.is_dir():
         for d in out_dir.glob(".staging-*"):
             shutil.rmtree(d, ignore_errors=True)

@@ -16,8 +16,12 @@ def annual(
     input: Annotated[Path, typer.Option("--input", help="Submission folder (canonical layout, spec section 1).", metavar="DIR")],
     tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year to compute.", metavar="YEAR")],
     as_of: Annotated[str | None, typer.Option("--as-of", help="As-of date (default today); its year is the approval year.", metavar="YYYY-MM-DD")] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Output folder (default data/out/annual-YEAR).", metavar="DIR")] = None,
-    workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.", metavar="DIR")] = common.DATA / "work",
+    out: Annotated[str | None, typer.Option("--out", help="Output folder (default data/out/annual-YEAR), or an object "
+                                            "store place (s3://bucket/prefix: uploaded after the ledger commits, "
+                                            "manifest.json last).", metavar="DIR|URL")] = None,
+    workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB, local) and, by default, the Parquet lake "
+                                          "(<workdir>/lake).", metavar="DIR")] = common.DATA / "work",
+    lake: Annotated[str | None, typer.Option("--lake", help=common.LAKE_HELP, metavar="DIR|URL")] = None,
     cap: Annotated[float | None, typer.Option("--cap", help="Override the statutory annual cap (dollars).", metavar="DOLLARS")] = None,
     policy: Annotated[str, typer.Option("--policy", help="Cap rationing: fcfs or pro-rata.", metavar="fcfs|pro-rata")] = "fcfs",
     wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.", metavar="SECONDS")] = 0.0,
@@ -37,8 +41,10 @@ def annual(
     started = time.monotonic()
     common.show_stages()
     as_of_date = common.parse_date(as_of, "--as-of")
-    out = out or common.DATA / "out" / f"annual-{tax_year}"
     common.check_run_args(input, policy, cap)
+    # where it reads and writes, checked before anything is (no credentials, no bucket, no endpoint: one line)
+    out_dir = common.out_location(out, common.DATA / "out" / f"annual-{tax_year}")
+    common.use_lake(workdir, lake, writes=True)
     n = common.batch_count(batches, dask_address)
     try:
         api.ensure_api()  # before Prefect is imported
@@ -57,7 +63,8 @@ def annual(
         with common.console.status("running the annual flow..."), api.run_settings(), tags("impcredit", "annual",
                                                                                        f"tax-year-{tax_year}"):
             summary = with_task_runner(annual_flow, dask_address)(
-                input_dir=input.resolve(), tax_year=tax_year, as_of=as_of_date, out_dir=out.resolve(),
+                input_dir=input.resolve(), tax_year=tax_year, as_of=as_of_date, out_dir=out_dir if isinstance(
+                    out_dir, Path) else str(out_dir),
                 workdir=workdir.resolve(), params=params, settings=settings, wait_seconds=wait,
                 batches=n, data_docs=data_docs,
             )

@@ -18,6 +18,7 @@ def backfill(
     as_of: Annotated[str | None, typer.Option("--as-of", help="As-of date for every year (default July 1 after each tax year).", metavar="YYYY-MM-DD")] = None,
     out: Annotated[Path, typer.Option("--out", help="Output folder (one sub-folder per year).", metavar="DIR")] = common.DATA / "out" / "backfill",
     workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.", metavar="DIR")] = common.DATA / "work",
+    lake: Annotated[str | None, typer.Option("--lake", help=common.LAKE_HELP, metavar="DIR|URL")] = None,
     cap: Annotated[float | None, typer.Option("--cap", help="Override the statutory annual cap (dollars).", metavar="DOLLARS")] = None,
     policy: Annotated[str, typer.Option("--policy", help="Cap rationing: fcfs or pro-rata.", metavar="fcfs|pro-rata")] = "fcfs",
     wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.", metavar="SECONDS")] = 0.0,
@@ -27,6 +28,8 @@ def backfill(
     common.use_profiles(profiles)
     as_of_date = common.parse_date(as_of, "--as-of") if as_of else None
     common.check_run_args(input, policy, cap)
+    common.local_dir(out, "--out")
+    common.use_lake(workdir, lake, writes=True)
     try:
         api.ensure_api()  # before Prefect is imported
         from flows.backfill import backfill_flow, parse_years

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -51,6 +52,63 @@ def use_profiles(folder: Path | None) -> None:
         load_profiles()
     except ProfileError as exc:
         fail(str(exc))
+
+
+LAKE_HELP = ("Where the Parquet lake is: a local folder or an object store (s3://bucket/prefix; credentials from "
+             "the AWS chain: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, AWS_PROFILE, ~/.aws/config; an S3-compatible "
+             "store by AWS_ENDPOINT_URL). Default: IMPCREDIT_LAKE, lake in impcredit.toml, the lake the workdir "
+             "recorded, else <workdir>/lake.")
+
+
+def local_dir(path: Path | None, option: str, *, ledger: bool = False) -> None:
+    """A folder option that must be local: an object-store URL there (which the option's type
+    turned into a path, ``s3:/bucket/...``) stops the command saying where URLs go."""
+    if path is not None and re.match(r"^[a-zA-Z][a-zA-Z0-9+.-]+:/", str(path)):
+        where = ("--workdir holds the ledger (DuckDB, one writer): a local folder; put the lake in object storage "
+                 "with --lake s3://bucket/prefix") if ledger else (
+                 f"{option} of this command is a local folder (the annual run's --out and --lake take "
+                 "s3://bucket/prefix)")
+        given = re.sub(r"^([a-zA-Z][a-zA-Z0-9+.-]+):/+", r"\1://", str(path))  # as typed, before Path folded it
+        fail(f"{option} {given}: {where}")
+
+
+def use_lake(workdir: Path, lake: str | None, *, writes: bool):
+    """The workdir's lake for this command: ``--lake``, else ``IMPCREDIT_LAKE``, else ``lake`` in
+    impcredit.toml, else what the workdir recorded (``<workdir>/lake``): checked up front (an
+    object store answers, the bucket is there, credentials are found) before anything is read,
+    written or decided; a new place is recorded in the workdir when the command ``writes`` it.
+    Returns it (a ``Path`` or ``storage.ObjectPath``)."""
+    from transforms import storage
+    from transforms.ingest.store.location import LakeLocationError, use_lake
+    from transforms.storage_probe import probe
+
+    local_dir(workdir, "--workdir", ledger=True)
+    given = lake or os.environ.get("IMPCREDIT_LAKE") or None
+    if given is None and Path(os.environ.get("IMPCREDIT_CONFIG") or "impcredit.toml").is_file():
+        from transforms.deployment import deployment
+
+        given = deployment().lake
+    try:
+        loc = use_lake(workdir.resolve(), given, record=False)
+        probe(loc, what="lake")
+        if writes:
+            use_lake(workdir.resolve(), given, record=True)
+    except (storage.StorageError, LakeLocationError) as exc:
+        fail(str(exc))
+    return loc
+
+
+def out_location(out: str | None, default: Path):
+    """``--out``: a local folder (resolved) or an object-store place, checked up front (as the lake)."""
+    from transforms import storage
+    from transforms.storage_probe import probe
+
+    try:
+        loc = storage.location(out) if out else default
+        probe(loc, what="--out")
+    except storage.StorageError as exc:
+        fail(str(exc))
+    return loc if storage.is_remote(loc) else Path(loc).resolve()
 
 
 def fail(message: str, code: int = 2) -> None:
@@ -204,15 +262,15 @@ def print_summary(summary, elapsed: float | None = None) -> None:
     t.add_row("Received after the as-of date", f"{summary.received_after_as_of:,}, not seen")
     t.add_row("Outputs", summary.out_dir)
     groups: dict[str, int] = {}
-    for p in summary.outputs:
-        rel = Path(p).relative_to(summary.out_dir)
-        name = rel.parts[0] + ("/" if len(rel.parts) > 1 else "")
+    for p in summary.outputs:  # a local path or an object's URL under the output folder
+        rel = str(p)[len(str(summary.out_dir)):].strip("/").split("/")
+        name = rel[0] + ("/" if len(rel) > 1 else "")
         groups[name] = groups.get(name, 0) + 1
     for name, n in sorted(groups.items()):
         t.add_row("", f"{name} ({n} files)" if name.endswith("/") else name)
-    docs = Path(summary.out_dir) / "data_docs" / "index.html"
-    if str(docs) in summary.outputs:
-        t.add_row("Data Docs (Great Expectations)", str(docs))
+    docs = f"{str(summary.out_dir).rstrip('/')}/data_docs/index.html"
+    if any(str(p).replace(os.sep, "/") == docs.replace(os.sep, "/") for p in summary.outputs):
+        t.add_row("Data Docs (Great Expectations)", docs)
     t.add_row("Ledger" + (" (read, not written)" if whatif else ""), str(Path(summary.workdir) / "impcredit.duckdb"))
     link = api.flow_run_link(getattr(summary, "prefect_flow_run", None))
     if link:

@@ -143,10 +143,11 @@ def explain(
     tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year, e.g. 2023.", metavar="YEAR")],
     employer: Annotated[str, typer.Option("--employer", help="Employer id (9 digits).", metavar="ID")],
     employee: Annotated[str, typer.Option("--employee", help="Employee id (the employer's own).", metavar="ID")],
-    workdir: Annotated[Path, typer.Option("--workdir", help="Workdir of the run (holds lake/ and the ledger).",
-                                          metavar="DIR")] = common.DATA / "work",
-    out: Annotated[Path | None, typer.Option("--out", help="Output folder of the annual run (default "
-                                             "data/out/annual-YEAR, as annual writes it).", metavar="DIR")] = None,
+    workdir: Annotated[Path, typer.Option("--workdir", help="Workdir of the run (holds the ledger, and the lake or "
+                                          "where it is).", metavar="DIR")] = common.DATA / "work",
+    out: Annotated[str | None, typer.Option("--out", help="Output folder of the annual run (default "
+                                            "data/out/annual-YEAR, as annual writes it; or its s3://bucket/prefix).",
+                                            metavar="DIR|URL")] = None,
     format: Annotated[str, typer.Option("--format", help="text or json.", metavar="text|json")] = "text",
     application: Annotated[str | None, typer.Option("--application", help="Application id, when the employee is claimed by several.",
                                                     metavar="ID")] = None,
@@ -160,7 +161,8 @@ def explain(
     """
     if format not in ("text", "json"):
         common.fail(f"--format must be text or json, not {format!r}")
-    out = out or common.DATA / "out" / f"annual-{tax_year}"
+    common.local_dir(workdir, "--workdir", ledger=True)
+    out = common.out_location(out, common.DATA / "out" / f"annual-{tax_year}")
     from transforms.products.explain import ExplainError
     from transforms.products.explain import explain as run_explain
     from transforms.reference.parameters import ParameterError, load_parameters

@@ -50,6 +50,8 @@ def record(
 
     Example: impcredit finding record APP-2023-000042 --kind misclassified --employee E001463 --knowing no --reason "no impairment on file"
     """
+    common.local_dir(workdir, "--workdir", ledger=True)
+    common.local_dir(out, "--out")
     from transforms.reference.parameters import load_parameters
     from transforms.runs import findings as run
 
@@ -92,6 +94,8 @@ def withdraw(
 
     Example: impcredit finding withdraw F-0001 --reason "appeal upheld, OAL decision of 2025-03-01"
     """
+    common.local_dir(workdir, "--workdir", ledger=True)
+    common.local_dir(out, "--out")
     from transforms.reference.parameters import load_parameters
     from transforms.runs import findings as run
 

@@ -14,6 +14,7 @@ from flows.cli import common
 def ingest(
     input: Annotated[Path, typer.Option("--input", help="Submission folder (canonical or vendor layouts).", metavar="DIR")],
     workdir: Annotated[Path, typer.Option("--workdir", help="Workdir holding the Parquet lake.", metavar="DIR")] = common.DATA / "work",
+    lake: Annotated[str | None, typer.Option("--lake", help=common.LAKE_HELP, metavar="DIR|URL")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Where to write rejects.csv (default: the workdir).", metavar="DIR")] = None,
     engine: Annotated[str, typer.Option(
         "--validation-engine", metavar="gx|polars",
@@ -28,6 +29,8 @@ def ingest(
         common.fail(f"--validation-engine must be gx or polars, not {engine!r}")
     if not input.is_dir():
         common.fail(f"--input {input} is not a folder")
+    common.local_dir(out, "--out")
+    common.use_lake(workdir, lake, writes=True)
     try:
         from transforms.ingest import ingest_folder
         key = _env.hash_key()

@@ -17,10 +17,11 @@ lake_app = typer.Typer(help="The Parquet lake: verify what it holds against what
 @lake_app.command("verify")
 def verify(
     workdir: Annotated[Path, typer.Option("--workdir", help="Workdir holding the Parquet lake.", metavar="DIR")] = common.DATA / "work",
+    lake_at: Annotated[str | None, typer.Option("--lake", help=common.LAKE_HELP, metavar="DIR|URL")] = None,
     repair: Annotated[bool, typer.Option("--repair", help="Take damaged parts out, with every file that has rows in "
                                          "them; the next run ingests those files again (they must be in its submission).")] = False,
 ) -> None:
-    """Check every lake part against its recorded sha256. Exit 0: intact; 1: damaged (named).
+    """Check every lake part against its recorded sha256 (read back from the store). Exit 0: intact; 1: damaged (named).
 
     Example: impcredit lake verify --workdir data/work
     """
@@ -29,10 +30,10 @@ def verify(
     from transforms.ingest.store import lake as lk
     from transforms.ingest.store import lake_check
 
-    lake = lk.lake_dir(workdir.resolve())
+    lake = common.use_lake(workdir, lake_at, writes=False)
     if not (lake / lk.MANIFEST).is_file():
-        common.fail(f"{lake}: no lake here (no {lk.MANIFEST}); is --workdir right?")
-    with FileLock(str(lake / ".lock")):
+        common.fail(f"{lake}: no lake here (no {lk.MANIFEST}); is --workdir (or --lake) right?")
+    with FileLock(lk.lock_path(lake, workdir.resolve())):
         try:
             manifest = lk.load_manifest(lake)
         except lk.LakeDamaged as exc:

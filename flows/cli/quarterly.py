@@ -49,6 +49,8 @@ def quarterly(
     if quarter not in (1, 2, 3, 4):
         common.fail(f"--quarter must be 1, 2, 3 or 4, not {quarter}")
     common.check_run_args(input)
+    common.local_dir(workdir, "--workdir", ledger=True)
+    common.local_dir(out, "--out")
     n = common.batch_count(batches, dask_address)
     out_dir = out or common.DATA / "out" / "quarterly" / f"{tax_year}-Q{quarter}"
     try:

@@ -33,13 +33,13 @@ def release(
     import polars as pl
 
     from transforms.award import acts, ledger
-    from transforms.ingest.store.lake import scan_lake
+    from transforms.ingest.store.lake import lake_dir, scan_lake
     from transforms.runs import annual as steps
 
     if not reason.strip():
         common.fail("--reason must say why the application is released")
     apps = scan_lake(workdir, "applications").filter(pl.col("application_id") == application).select(
-        "tax_year").collect() if (workdir / "lake").is_dir() else pl.DataFrame()
+        "tax_year").collect() if lake_dir(workdir).is_dir() else pl.DataFrame()
     if apps.height == 0:
         common.fail(f"application {application!r} is not in the lake of {workdir}: run the annual run that holds it first")
         return

@@ -23,6 +23,8 @@ def variance(
     out: Annotated[Path | None, typer.Option("--out", help="Output folder (default data/out/quarterly/<year>).", metavar="DIR")] = None,
 ) -> None:
     """variance.csv: each application's final credit (annual run) against its quarterly projections."""
+    common.local_dir(workdir, "--workdir", ledger=True)
+    common.local_dir(out, "--out")
     try:
         import polars as pl
 

@@ -31,6 +31,8 @@ def whatif(
     common.show_stages()
     as_of_date = common.parse_date(as_of, "--as-of")
     common.check_run_args(input, policy, cap)
+    common.local_dir(workdir, "--workdir", ledger=True)
+    common.local_dir(out, "--out")
     n = common.batch_count(batches, dask_address)
     try:
         api.ensure_api()  # before Prefect is imported

@@ -56,7 +56,8 @@ def ingest_folder(
     docs_dir: Path | None = None,
     engine: str | None = None,
 ) -> IngestReport:
-    """Ingest a submission folder into ``<workdir>/lake`` (idempotent; corrected files replace).
+    """Ingest a submission folder into the workdir's lake (``<workdir>/lake``, or where
+    ``store.location`` says; idempotent; corrected files replace).
 
     ``engine`` evaluates the validation suites: ``"polars"`` (the suites compiled to Polars
     expressions, vectorised; the default) or ``"gx"`` (Great Expectations Core on pandas, file by
@@ -76,7 +77,7 @@ def ingest_folder(
         raise ValueError(f"unknown validation engine {engine!r}; known: {', '.join(ENGINES)}")
     if engine == "polars" and docs_dir is not None:
         raise ValueError("Data Docs are written by the gx validation engine only")
-    with FileLock(str(lake / ".lock")):
+    with FileLock(lk.lock_path(lake, workdir)):
         return _ingest(root, Path(workdir), lake, key, now_utc, Path(docs_dir) if docs_dir else None, engine)
 
 

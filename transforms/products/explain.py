@@ -13,6 +13,7 @@ from typing import Any
 
 import polars as pl
 
+from transforms import storage
 from transforms.products.notices import explain_reasons
 from transforms.reference.parameters import Parameters
 from transforms.rules.year import counterfactual, year_params
@@ -92,7 +93,9 @@ def _rules_from_manifest(out_dir: Path) -> RuleSettings:
 
 
 def _lake_files(workdir: Path, dataset: str) -> list[Path]:
-    lake = workdir / "lake"  # exactly this dataset (payroll_lines is not payroll): its folder or one file
+    from transforms.ingest.store.location import lake_dir
+
+    lake = lake_dir(workdir)  # exactly this dataset (payroll_lines is not payroll): its folder or one file
     files = [lake / f"{dataset}.parquet"] if (lake / f"{dataset}.parquet").is_file() else []
     if (lake / dataset).is_dir():
         files += (lake / dataset).rglob("*.parquet")
@@ -102,7 +105,7 @@ def _lake_files(workdir: Path, dataset: str) -> list[Path]:
 def _read_lake(workdir: Path, dataset: str, filt: pl.Expr, cols: list[str]) -> list[dict]:
     frames = []
     for f in _lake_files(workdir, dataset):
-        lf = pl.scan_parquet(f)
+        lf = storage.scan_parquet(f)
         have = lf.collect_schema().names()
         if not all(c in have for c in ("employer_id",)):
             continue
@@ -208,7 +211,7 @@ def _members(out_dir: Path, row: dict) -> list[dict]:
     path = out_dir / "employee_members.parquet"
     if not path.is_file():
         return []
-    m = pl.read_parquet(path).filter(
+    m = storage.read_parquet(path).filter(
         (pl.col("application_id") == row["application_id"]) & (pl.col("roster_employer_id") == row["roster_employer_id"])
         & (pl.col("employee_id") == row["employee_id"]))
     return m.select("member_id", "H_m", "RW_m", "RT_m").sort("member_id").to_dicts()
@@ -269,11 +272,14 @@ def explain(workdir: Path, out_dir: Path, tax_year: int, employer_id: str, emplo
             *, application_id: str | None = None) -> dict:
     """The receipt of one employee-year (see module docstring). Raises ExplainError when the
     run output or the employee-year is not found."""
-    workdir, out_dir = Path(workdir), Path(out_dir)
+    workdir, out_dir = Path(workdir), storage.location(out_dir)
     path = out_dir / "employee_years.parquet"
     if not path.is_file():
         raise ExplainError(f"no employee_years.parquet in {out_dir}: run the annual run for tax year {tax_year} first")
-    ey = pl.read_parquet(path)
+    if storage.is_remote(out_dir) and not (out_dir / "manifest.json").is_file():  # published last: the commit
+        raise ExplainError(f"{out_dir} is incomplete (no manifest.json: a run is publishing it, or was stopped while "
+                           "it did): run the annual run again, or wait for it")
+    ey = storage.read_parquet(path)
     sel = _find(ey, path, tax_year, employer_id, employee_id, application_id)
     sel = sel.sort("application_id")
     row = sel.row(0, named=True)

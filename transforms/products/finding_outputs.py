@@ -34,7 +34,9 @@ def as_of_event(history: pl.DataFrame, run_id: str) -> tuple[pl.DataFrame, dict]
 
 def _addresses(workdir: Path | None, ids: list[str]) -> dict[str, str]:
     """application id -> the employer's mailing address the lake holds for it."""
-    if workdir is None or not (workdir / "lake").is_dir():
+    from transforms.ingest.store.location import lake_dir
+
+    if workdir is None or not lake_dir(workdir).is_dir():
         return {}
     from transforms.ingest.store.lake import scan_lake
 

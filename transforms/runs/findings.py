@@ -79,9 +79,9 @@ def _ledger(workdir: Path):
 
 def _unknown(workdir: Path, application_id: str) -> acts.FindingError:
     """Why an application without a decision cannot have a finding: held (or not decided yet), or unknown."""
-    from transforms.ingest.store.lake import scan_lake
+    from transforms.ingest.store.lake import lake_dir, scan_lake
 
-    known = (workdir / "lake").is_dir() and scan_lake(workdir, "applications").filter(
+    known = lake_dir(workdir).is_dir() and scan_lake(workdir, "applications").filter(
         pl.col("application_id") == application_id).select(pl.len()).collect().item() > 0
     if known:
         return acts.FindingError(f"application {application_id!r} is not decided (held, or not decided by a run yet): "

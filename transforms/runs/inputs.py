@@ -275,12 +275,12 @@ def named_by(workdir: Path, payroll) -> dict[str, str]:
     """employer id -> the product whose report gave its payroll rows no employee id (the printed name
     is the id: ``Profile.employee_id_from``), said in the employer's notice."""
     from transforms.ingest.read.profile_files import load_profiles
-    from transforms.ingest.store.lake import load_manifest
+    from transforms.ingest.store.lake import lake_dir, load_manifest
 
     naming = {p.name: p.product or p.name for p in load_profiles() if p.employee_id_from}
     if not naming:
         return {}
-    files = {f["file"]: naming[f["profile"]] for f in load_manifest(workdir / "lake")["files"].values()
+    files = {f["file"]: naming[f["profile"]] for f in load_manifest(lake_dir(workdir))["files"].values()
              if f.get("dataset") == "payroll" and f.get("profile") in naming}
     if not files:
         return {}

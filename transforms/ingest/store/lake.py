@@ -1,6 +1,7 @@
 """The Parquet lake: staged rows partitioned for pruning, a file manifest, and the quarantine.
 
-Layout under ``<workdir>/lake/``::
+Layout under the lake (``<workdir>/lake/``, or where ``location`` says: a local folder or an
+object store, ``transforms.storage``)::
 
     payroll/year=<year of period_start>/part-<run tag[:16]>.parquet
     payroll_lines/year=<year of period_start>/part-<run tag[:16]>.parquet   (code lines of long exports)
@@ -14,7 +15,8 @@ January 1); one employer is a row filter pushed into the scan (row-group statist
 when the submitted files group their rows by employer, as exports do). Each part holds the rows of one submitted file for one
 partition, so a corrected file rewrites only the parts it touches, and the number of files grows
 with the submitted files, not with the employers (a partition per employer meant 60,000 tiny
-files at 10M rows). Every write goes to a temporary name in the same folder and is renamed into place.
+files at 10M rows). Every write goes to a temporary name in the same folder and is renamed into place
+(in an object store: uploaded in one PUT, ``lake_files``); the manifest, written last, commits.
 
 Replacement (a corrected file): a payroll file is the file at its path in the submission
 folder; a new version there (other content, same relative path) supersedes the earlier version
@@ -40,7 +42,7 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms import schema
+from transforms import schema, storage
 from transforms.ingest.store.lake_files import (
     COMPRESSION,
     INTENT,
@@ -49,8 +51,10 @@ from transforms.ingest.store.lake_files import (
     write_parquet_atomic,
     write_text_atomic,
 )
+from transforms.ingest.store.location import lake_dir, lock_path
 
-__all__ = ["COMPRESSION", "INTENT", "_atomic", "write_parquet_atomic", "write_text_atomic"]  # re-exported
+__all__ = ["COMPRESSION", "INTENT", "_atomic", "lake_dir", "lock_path", "write_parquet_atomic",
+           "write_text_atomic"]  # re-exported
 
 MANIFEST = "_manifest.json"
 LAYOUT_VERSION = 4
@@ -71,10 +75,6 @@ QUARANTINE_SCHEMA = {
 }
 
 
-def lake_dir(workdir: Path) -> Path:
-    return Path(workdir) / "lake"
-
-
 class LakeDamaged(RuntimeError):
     """The lake does not hold what it wrote (``lake_check``): the run stops before it reads it."""
 
@@ -93,9 +93,10 @@ def load_manifest(lake: Path) -> dict:
     except (ValueError, UnicodeDecodeError) as exc:
         reason = f"not JSON at line {exc.lineno}" if isinstance(exc, json.JSONDecodeError) else (
             "not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc))
+        aside = f"aws s3 mv --recursive {lake} {lake}.damaged" if storage.is_remote(lake) else f"mv {lake} {lake}.damaged"
         raise LakeDamaged(
             f"the lake's manifest {p} is damaged ({reason}): the lake cannot say what it holds. Recover: move "
-            f"the lake aside (mv {lake} {lake}.damaged) and run again with every submitted file: the lake is "
+            f"the lake aside ({aside}) and run again with every submitted file: the lake is "
             "rebuilt from them (the ledger keeps every decision)") from None
 
 
@@ -136,10 +137,10 @@ def write_run_rows(lake: Path, dataset: str, rows: pl.DataFrame, run_tag: str, f
     for k in keys:
         rel = f"{fmt.format(k)}/{_part_name(run_tag)}"
         part = (rows.lazy() if key is None else rows.lazy().filter(key == k)).select(cols)
-        path = lake / rel
-        with _atomic(path) as tmp:
+        with _atomic(lake / rel) as tmp:
             part.sink_parquet(tmp, statistics=True, compression=COMPRESSION)
-        for s_ in pl.scan_parquet(path).select(pl.col("_file_sha256").unique(maintain_order=True)).collect().to_series().to_list():
+            shas = pl.scan_parquet(tmp).select(pl.col("_file_sha256").unique(maintain_order=True)).collect()
+        for s_ in shas.to_series().to_list():
             out.setdefault(s_, []).append(rel)
     return out
 
@@ -169,16 +170,16 @@ def upgrade(lake: Path, manifest: dict) -> None:
         return
     if manifest.get("version", 1) < 3:
         for path in _parts(lake, "payroll"):
-            part = pl.read_parquet(path)
+            part = storage.read_parquet(path)
             if "line_count" not in part.columns:
                 part = part.with_columns(pl.lit(None, dtype=pl.String).alias("check_id"),
                                          pl.lit(None, dtype=pl.Date).alias("pay_date"),
                                          pl.lit(1, dtype=pl.Int32).alias("line_count"))
-                intend(path)
+                intend(lake, path)
                 write_parquet_atomic(part.select(*schema.PAYROLL, "_file_sha256"), path)
     old = sorted((lake / "payroll").glob("year=*/employer_id=*/part-*.parquet"))
     if old:
-        rows = pl.concat([pl.read_parquet(p) for p in old], how="vertical_relaxed")
+        rows = pl.concat([storage.read_parquet(p) for p in old], how="vertical_relaxed")
         new_parts: dict[str, list[str]] = {}
         for (sha,), grp in rows.group_by(["_file_sha256"], maintain_order=True):
             for s_, parts in write_run_rows(lake, "payroll", grp, sha).items():
@@ -187,7 +188,7 @@ def upgrade(lake: Path, manifest: dict) -> None:
             if f.get("dataset") == "payroll":
                 f["parts"] = new_parts.get(sha, [])
         for p in old:
-            intend(p)
+            intend(lake, p)
             p.unlink()
             with contextlib.suppress(OSError):
                 p.parent.rmdir()
@@ -211,8 +212,8 @@ def _parts(lake: Path, dataset: str) -> list[Path]:
     return sorted(base.rglob("part-*.parquet"))
 
 
-def _rewrite(path: Path, keep: pl.DataFrame) -> None:
-    intend(path)
+def _rewrite(lake: Path, path: Path, keep: pl.DataFrame) -> None:
+    intend(lake, path)
     if keep.height == 0:
         path.unlink()
         with contextlib.suppress(OSError):
@@ -246,11 +247,11 @@ def supersede(lake: Path, files: dict, new: dict[str, str], dataset: str = "payr
                 path = lake / part
                 if not path.exists():
                     continue
-                frame = pl.read_parquet(path)
+                frame = storage.read_parquet(path)
                 mine = pl.col("_file_sha256") == old_sha
                 if part.startswith(f"{dataset}/"):
                     removed += frame.select(mine.sum()).item()
-                _rewrite(path, frame.filter(~mine))
+                _rewrite(lake, path, frame.filter(~mine))
             old["superseded_by"] = new_sha
             old["parts"] = []
             records.append({
@@ -267,7 +268,7 @@ def replace_by_key(lake: Path, dataset: str, new_rows: pl.DataFrame, run_shas: s
     keys = new_rows.select(*key, "_file_sha256", "source_file").unique(subset=key, keep="first")
     records: list[dict] = []
     for path in _parts(lake, dataset):
-        part = pl.read_parquet(path)
+        part = storage.read_parquet(path)
         if part.height == 0:
             continue
         old = part.filter(~pl.col("_file_sha256").is_in(list(run_shas)))
@@ -283,7 +284,7 @@ def replace_by_key(lake: Path, dataset: str, new_rows: pl.DataFrame, run_shas: s
                 "keys": ", ".join(sorted({"/".join(str(v) for v in r) for r in grp.select(key).iter_rows()})[:10]),
             })
         keep = part.join(hits.select(*key, "_file_sha256").unique(), on=[*key, "_file_sha256"], how="anti")
-        _rewrite(path, keep)
+        _rewrite(lake, path, keep)
     return _merge(records)
 
 
@@ -336,7 +337,7 @@ def scan_lake(
         files = sorted(base.glob("part-*.parquet"))
     if files:
         # a part written before a column existed (an older layout) reads it as empty
-        lf = pl.scan_parquet(files, schema=dict(target), missing_columns="insert", extra_columns="ignore")
+        lf = storage.scan_parquet(files, schema=dict(target), missing_columns="insert", extra_columns="ignore")
     else:
         lf = pl.LazyFrame(schema=target)
     if dataset in ("payroll", "payroll_lines") and years is not None:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms import schema
+from transforms import schema, storage
 from transforms.ingest.store.lake import LakeDamaged, _parts
 from transforms.ingest.store.lake_files import intend, intended, take_written, write_parquet_atomic
 
@@ -36,6 +36,7 @@ class Damage:
 
 
 def sha256_file(path: Path) -> str:
+    """The sha256 of a part's bytes as the store holds them (an object is read back whole)."""
     h = hashlib.sha256()
     with path.open("rb") as fh:
         while chunk := fh.read(CHUNK):
@@ -125,7 +126,7 @@ def repair(lake: Path, manifest: dict, damage: list[Damage]) -> list[str]:
     gone = {sha: f for sha, f in manifest["files"].items()
             if bad & {*(f.get("parts") or []), *([f["quarantine"]] if f.get("quarantine") else [])}}
     for rel in bad:
-        intend(lake / rel)
+        intend(lake, lake / rel)
         (lake / rel).unlink(missing_ok=True)
     shas = list(gone)
     for dataset in [*schema.LAKE, "quarantine"]:
@@ -134,11 +135,11 @@ def repair(lake: Path, manifest: dict, damage: list[Damage]) -> list[str]:
             rel = path.relative_to(lake).as_posix()
             if rel in bad:
                 continue
-            frame = pl.read_parquet(path)
+            frame = storage.read_parquet(path)
             keep = frame.filter(~pl.col(col).is_in(shas))
             if keep.height == frame.height:
                 continue
-            intend(path)
+            intend(lake, path)
             if keep.height == 0:
                 path.unlink()
                 with contextlib.suppress(OSError):

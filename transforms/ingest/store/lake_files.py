@@ -1,17 +1,22 @@
 """Atomic files of the lake, and the record of what an ingest wrote (``lake_check`` turns it
 into checksums): every write goes to a temporary name in the same folder and is renamed into
-place; a part about to be rewritten or deleted is noted first (``intend``)."""
+place; in an object store (no rename) it goes to a local temporary file uploaded in one PUT,
+which is the atomic step there (``transforms.storage``); a part about to be rewritten or deleted
+is noted first (``intend``)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import tempfile
 import threading
 import uuid
 from pathlib import Path
 
 import polars as pl
+
+from transforms.storage import ObjectPath
 
 # lz4: a third faster to write than zstd at 10M rows for files about 1.5 times larger (200 MB)
 COMPRESSION = "lz4"
@@ -29,7 +34,16 @@ INTENT = "_rewriting.json"  # listed parts an ingest is about to rewrite or dele
 
 @contextlib.contextmanager
 def _atomic(path: Path):
-    """Yield a temporary name beside ``path``; renamed into place when the block succeeds."""
+    """Yield a temporary name beside ``path``; renamed into place when the block succeeds (an
+    object: a local temporary file, uploaded when the block succeeds)."""
+    if isinstance(path, ObjectPath):
+        with tempfile.TemporaryDirectory(prefix="impcredit-lake-") as tmpdir:
+            tmp = Path(tmpdir) / path.name
+            yield tmp
+            path.upload(tmp)
+        with _WRITTEN_LOCK:
+            WRITTEN.add(path)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _tmp(path)
     try:
@@ -41,12 +55,11 @@ def _atomic(path: Path):
         tmp.unlink(missing_ok=True)
 
 
-def intend(path: Path) -> None:
-    """Note that the listed part ``path`` is about to be rewritten or deleted: an ingest that
-    crashes before it saves the manifest leaves it changed, which is not damage
+def intend(lake: Path, path: Path) -> None:
+    """Note that the listed part ``path`` of ``lake`` is about to be rewritten or deleted: an
+    ingest that crashes before it saves the manifest leaves it changed, which is not damage
     (``lake_check.check`` takes the note; the next ingest records its checksum again)."""
-    lake = next((p for p in path.parents if p.name == "lake"), None)
-    if lake is None or not path.exists():
+    if not path.exists():
         return
     rel = path.relative_to(lake).as_posix()
     with _WRITTEN_LOCK:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
+from transforms import storage
 from transforms.ingest.store.lake import BY_PATH, QUARANTINE_SCHEMA, _parts, lake_dir, load_manifest
 
 STANDING_SCHEMA = {
@@ -52,7 +53,7 @@ def standing_rejects(workdir: Path) -> pl.DataFrame:
         q = f.get("quarantine")
         if not q or not (lake / q).exists():
             continue
-        part = pl.read_parquet(lake / q)
+        part = storage.read_parquet(lake / q)
         part = part.with_columns([pl.lit(None, dtype=t).alias(c) for c, t in QUARANTINE_SCHEMA.items() if c not in part.columns])
         parts.append(part.select(
             pl.lit(f["dataset"]).alias("dataset"), pl.lit(f["file"]).alias("path"),
@@ -71,7 +72,7 @@ def standing_rejects(workdir: Path) -> pl.DataFrame:
         given = []
         for dataset in ("roster", "applications"):
             for path in _parts(lake, dataset):
-                given.append(pl.read_parquet(path, columns=["application_id", "_file_sha256"]).with_columns(
+                given.append(storage.read_parquet(path, columns=["application_id", "_file_sha256"]).with_columns(
                     pl.lit(dataset).alias("dataset")))
         if given:
             rows = pl.concat(given).unique().with_columns(
