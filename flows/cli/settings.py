@@ -39,6 +39,8 @@ def settings(
     try:
         got = deployment()
         d.add_row("profiles", Text(str(got.profiles or "")), where("profiles"))
+        if "lake" in type(got).model_fields:
+            d.add_row("lake", Text(str(getattr(got, "lake", None) or "")), where("lake"))
     except ValueError as exc:
         d.add_row("profiles", Text(str(exc).splitlines()[0]), where("profiles"))
     common.console.print(d)
