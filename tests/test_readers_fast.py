@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from transforms.ingest.read import readers as rd
+from transforms.ingest.read.arrow_csv import read_delimited_arrow
 from transforms.ingest.read.readers import (
     FileUnreadable,
     RawTable,
@@ -275,7 +276,7 @@ def check_arrow(data: bytes, delimiter: str, encodings: list[str]) -> bool:
     if ref is None:
         return False
     text, enc = decode(data, encodings)
-    got = rd.read_delimited_arrow(data, text, enc, delimiter)
+    got = read_delimited_arrow(data, text, enc, delimiter)
     if got is None:
         return False
     r = ref[0]

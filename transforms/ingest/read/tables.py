@@ -30,6 +30,7 @@ from transforms.ingest.read import shape as sh
 from transforms.ingest.read import simple
 from transforms.ingest.read import submission as sub
 from transforms.ingest.read import workbooks as wbk
+from transforms.ingest.read.arrow_csv import read_delimited_arrow
 from transforms.ingest.read.context import FileContext
 from transforms.ingest.read.report_frame import STAGED_SUMS
 from transforms.ingest.read.simple import Piece, pieces, read_simple, read_simple_many
@@ -137,7 +138,7 @@ def _read_header_first(dataset: str, data: bytes, first: tuple[hd.Match, str], r
         try:
             text, enc = rd.decode(data, m.profile.encodings)
             # a spreadsheet's CSV (quoted cells holding the delimiter) by Arrow's reader when exact
-            table = rd.read_delimited_arrow(data, text, enc, delim) or rd.read_delimited(text, delim)
+            table = read_delimited_arrow(data, text, enc, delim) or rd.read_delimited(text, delim)
         except rd.FileUnreadable as exc:
             return [], Problem(exc.rule, exc.message), [], notes
     m = hd.match_headers(m.profile, table.headers)
