@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import polars as pl
 
 from transforms import schema
@@ -86,7 +87,7 @@ def _payroll_duplicates(rows: pl.DataFrame, values: list[str]) -> pl.DataFrame:
     hash of each row's values; a copy hashes as its original, and rows that merely collide are
     told apart by comparing their values): a line-per-code export's lines all share an employee
     and a period, so that key alone would compare every line."""
-    h = rows.select(pl.struct(values).hash().alias("__h")).to_series()
+    h = rows.select(values).hash_rows()
     cand = h.is_duplicated()
     if not cand.any():
         return pl.DataFrame(schema=CROSS_SCHEMA)
@@ -116,12 +117,17 @@ def aggregate_lines(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     if lines.height == 0:
         return wide, pl.DataFrame(schema={**schema.PAYROLL_LINES, "__order": pl.Int64})
     key = ["__fileno", *CHECK_KEY]
-    lines = lines.with_columns(pl.col("source_line").min().over(key).alias("row_line"))
-    agg = lines.group_by(key, maintain_order=True).agg(
+    agg = lines.with_row_index("__r").group_by(key, maintain_order=True).agg(
         pl.col("hours").sum(), pl.col("gross_wages").sum(), pl.col("employer_taxes").sum(),
         pl.len().cast(pl.Int32).alias("line_count"), pl.col("source_file").first(), pl.col("source_sheet").first(),
-        pl.col("source_line").min(), pl.col("__order").min(),
+        pl.col("source_line").min(), pl.col("__order").min(), pl.col("__r"),
     )
+    # each line's row (its check's first line), from the one grouping: the lines' places, scattered
+    places = agg.select(pl.col("__r").explode(), pl.col("source_line").repeat_by(pl.col("line_count")).explode())
+    row_line = np.empty(lines.height, dtype=np.int64)
+    row_line[places.get_column("__r").to_numpy()] = places.get_column("source_line").to_numpy()
+    lines = lines.with_columns(pl.Series("row_line", row_line))
+    agg = agg.drop("__r")
     canon = pl.concat([wide, agg.select(base).cast(wide.schema)], how="vertical")
     code_lines = lines.select(
         *[c for c in schema.PAYROLL_LINES if c in CHECK_KEY], pl.col("__code").alias("code"),

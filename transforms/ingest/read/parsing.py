@@ -20,11 +20,12 @@ def text_expr(e: pl.Expr) -> pl.Expr:
 PLAIN = r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$"
 
 
-def number_expr(e: pl.Expr, fmt, *, plain: bool = False) -> pl.Expr:
+def number_expr(e: pl.Expr, fmt) -> pl.Expr:
     """Parse a number written per ``fmt`` (a profiles.NumberFormat); not a finite number -> null.
-    ``plain``: the column holds no currency sign, separator, parenthesis or trailing minus (the
-    caller looked: ``writes_plain``), so the number is read as it stands, with the same result."""
+    A format with no sign, separator or currency to take off (a column's ``fitted`` format) reads
+    the number as it stands, with the same result."""
     s = e.str.strip_chars()
+    plain = not (fmt.currency or fmt.thousands or fmt.parentheses_negative or fmt.trailing_minus)
     if plain and fmt.decimal == ".":
         v = s.cast(pl.Float64, strict=False)
         v = pl.when(s.str.contains(PLAIN) & v.is_finite()).then(v)
@@ -69,16 +70,25 @@ FIRST_YEAR = 1900  # a year before it is a misreading ("1/5/23" by %Y is the yea
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
-def writes_plain(frame: pl.DataFrame, column: str, fmt) -> bool:
-    """Whether no cell of ``column`` holds what ``fmt`` takes off a number before reading it (a
-    currency sign, a thousands separator, a parenthesis, a trailing minus): then ``number_expr``
-    may read the column ``plain``."""
-    chars = [*fmt.currency, *([fmt.thousands] if fmt.thousands else []), *(["(", ")"] if fmt.parentheses_negative else []),
-             *(["-"] if fmt.trailing_minus else [])]
-    if not chars or column not in frame.columns:
-        return not chars
-    pattern = "[" + "".join(re.escape(c) for c in chars) + "]"
-    return not frame.select(pl.col(column).str.contains(pattern).any()).item()
+def fitted(frame: pl.DataFrame, column: str, fmt):
+    """``fmt`` without the steps no cell of ``column`` needs (no currency sign in it: none taken off;
+    no thousands separator, no parenthesis, no minus: likewise), so that ``number_expr`` reads the
+    column with the same result in fewer passes (a column of plain numbers: a cast)."""
+    if column not in frame.columns:
+        return fmt
+    checks = {"currency": [c for c in fmt.currency if c], "thousands": [fmt.thousands] if fmt.thousands else [],
+              "paren": ["("] if fmt.parentheses_negative else [], "minus": ["-"] if fmt.trailing_minus else []}
+    probe = {k: pl.any_horizontal([pl.col(column).str.contains(c, literal=True) for c in v]).any()
+             for k, v in checks.items() if v}
+    if not probe:
+        return fmt
+    found = frame.select(**probe).row(0, named=True)
+    return fmt.model_copy(update={
+        "currency": [c for c in fmt.currency if found.get("currency")],
+        "thousands": fmt.thousands if found.get("thousands") else None,
+        "parentheses_negative": fmt.parentheses_negative and bool(found.get("paren")),
+        "trailing_minus": fmt.trailing_minus and bool(found.get("minus")),
+    })
 
 
 def parse_number(text: str, fmt) -> float | None:

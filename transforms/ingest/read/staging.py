@@ -28,11 +28,11 @@ import polars as pl
 from transforms import schema
 from transforms.ingest.read.parsing import (
     date_expr,
+    fitted,
     number_expr,
     period_from_pay_date,
     received_at_expr,
     text_expr,
-    writes_plain,
 )
 from transforms.ingest.read.row_checks import (
     ID_IS_SSN,
@@ -112,10 +112,10 @@ class _Cells:
         return self.table.headers[self.match.columns[name]] if name in self.match.columns else name
 
     def number(self, name: str) -> pl.Expr:
-        """A field's cells as numbers (read plainly when no cell needs a sign or separator taken off)."""
+        """A field's cells as numbers, by the steps its cells need (``parsing.fitted``)."""
         col = self.field_col.get(name)
-        plain = col is not None and writes_plain(self.table.frame, col, self.profile.number)
-        return number_expr(self.cell(name), self.profile.number, plain=plain)
+        fmt = self.profile.number if col is None else fitted(self.table.frame, col, self.profile.number)
+        return number_expr(self.cell(name), fmt)
 
     def num(self, col: str) -> pl.Expr:
         nf, cell = self.profile.number, self.cell
@@ -211,7 +211,7 @@ def _payroll_exprs(c: _Cells) -> tuple[dict[str, pl.Expr], dict[str, pl.Expr], l
     """The staged payroll columns, the columns beside them for the cross-row rules (a long
     layout's code and what it counts as; a hash of the unmapped cells) and the lines whose code
     the profile does not know."""
-    profile, long, nf = c.profile, c.profile.long, c.profile.number
+    profile, long = c.profile, c.profile.long
     exprs = {
         "employer_id": c.employer(), "employee_id": c.employee_id(),
         "period_start": c.day("period_start"), "period_end": c.day("period_end"),
@@ -228,17 +228,17 @@ def _payroll_exprs(c: _Cells) -> tuple[dict[str, pl.Expr], dict[str, pl.Expr], l
     if long is not None:
         code = c.txt(long.code).str.to_uppercase()
         zero = pl.lit(0.0)
-        amount = number_expr(c.cell(long.amount), nf)
+        amount = c.number(long.amount)
         if long.type is not None:  # what a line counts as comes from its type (earnings, employer tax ...)
             kind = c.txt(long.type).str.to_uppercase()
             counts = kind.replace_strict(dict(long.type_counts), default=None, return_dtype=pl.String)
-            exprs["hours"] = pl.when(counts == "hours+wages").then(number_expr(c.cell(long.hours), nf)).otherwise(zero)
+            exprs["hours"] = pl.when(counts == "hours+wages").then(c.number(long.hours)).otherwise(zero)
             exprs["gross_wages"] = pl.when(counts.is_in(["hours+wages", "wages"])).then(amount).otherwise(zero)
             exprs["employer_taxes"] = pl.when(counts == "taxes").then(amount).otherwise(zero)
             bad = c.table.frame.select("__line", kind.alias("code")).filter(
                 pl.col("code").is_null() | ~pl.col("code").is_in(list(long.type_counts)))
         else:
-            exprs["hours"] = pl.when(code.is_in(long.hours_codes)).then(number_expr(c.cell(long.hours), nf)).otherwise(zero)
+            exprs["hours"] = pl.when(code.is_in(long.hours_codes)).then(c.number(long.hours)).otherwise(zero)
             exprs["gross_wages"] = pl.when(code.is_in(long.wage_codes)).then(amount).otherwise(zero)
             exprs["employer_taxes"] = pl.when(code.is_in(long.tax_codes)).then(amount).otherwise(zero)
             known = [*long.hours_codes, *long.wage_codes, *long.tax_codes, *long.ignore_codes]
@@ -246,7 +246,7 @@ def _payroll_exprs(c: _Cells) -> tuple[dict[str, pl.Expr], dict[str, pl.Expr], l
                 pl.col("code").is_not_null() & ~pl.col("code").is_in(known))
             counts = code.replace_strict({k: long.counts_as(k) for k in known}, default=None, return_dtype=pl.String)
         unknown_codes = list(bad.iter_rows())
-        extras = {"__code": code, "__counts": counts, "__hours_cell": number_expr(c.cell(long.hours), nf),
+        extras = {"__code": code, "__counts": counts, "__hours_cell": c.number(long.hours),
                   "__amount": amount}
     unmatched = [f"c{pos}" for pos, h in enumerate(c.table.headers)
                  if pos not in c.match.columns.values() and str(h).strip()]
