@@ -91,6 +91,26 @@ def fitted(frame: pl.DataFrame, column: str, fmt):
     })
 
 
+def numbers(cells: pl.Series, fmt) -> pl.Series:
+    """``cells`` read as ``number_expr`` reads them, each cell by the steps it needs: the costly
+    ones (a thousands separator taken from between digit groups, a parenthesis) only on the cells
+    that hold one, the others by the column's ``fitted`` format (the same value: on a cell
+    without the separator or parenthesis those steps change nothing)."""
+    fmt = fitted(cells.to_frame("v"), "v", fmt)
+    costly = [c for c, on in ((fmt.thousands, fmt.thousands), ("(", fmt.parentheses_negative)) if on]
+    if not costly:
+        return cells.to_frame("v").select(number_expr(pl.col("v"), fmt)).to_series()
+    needs = cells.to_frame("v").select(
+        pl.any_horizontal([pl.col("v").str.contains(c, literal=True) for c in costly]).fill_null(False)).to_series()
+    light = fmt.model_copy(update={"thousands": None, "parentheses_negative": False})
+    out = cells.to_frame("v").select(number_expr(pl.col("v"), light)).to_series()
+    where = needs.arg_true()
+    if where.len():
+        heavy = cells.gather(where).to_frame("v").select(number_expr(pl.col("v"), fmt)).to_series()
+        out = out.scatter(where, heavy)
+    return out
+
+
 def parse_number(text: str, fmt) -> float | None:
     """One number written per ``fmt`` (a profiles.NumberFormat), as ``number_expr`` reads a cell
     (plain Python: a report's totals lines are checked one by one)."""

@@ -82,7 +82,7 @@ def profile_errors(c, source_file: str, unknown_codes: list[tuple[int, str]],
         rule = profile.period_from_pay_date
         name = rule.frequency or "pay_frequency"
         freq = c.txt(name).str.to_uppercase()
-        bad = c.table.frame.select("__line", freq.alias("f")).filter(
+        bad = c.work.select("__line", freq.alias("f")).filter(
             pl.col("f").is_null() | ~pl.col("f").is_in(list(rule.codes)))
         headers["pay_frequency"] = c.header(name)
         errors += [CellError(source_file, line, "pay_frequency", value, "unknown_frequency",

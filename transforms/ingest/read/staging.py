@@ -28,8 +28,8 @@ import polars as pl
 from transforms import schema
 from transforms.ingest.read.parsing import (
     date_expr,
-    fitted,
     number_expr,
+    numbers,
     period_from_pay_date,
     received_at_expr,
     text_expr,
@@ -46,7 +46,6 @@ from transforms.pii import (
     hash_ssn_column,
     masked_last4,
     normalize_ssn_expr,
-    padded_ssns,
     ssn_map,
 )
 
@@ -104,6 +103,18 @@ class _Cells:
     def __post_init__(self) -> None:
         self.profile = self.match.profile
         self.field_col = {name: f"c{pos}" for name, pos in self.match.columns.items()}
+        # the table's frame and the values worked out once however often the columns use them
+        # (a long layout's amount is its wages, its taxes and its line's amount): the typed
+        # columns are expressions over ``work``
+        self.work: pl.DataFrame = self.table.frame
+        self._once: dict[tuple[str, str], pl.Expr] = {}
+
+    def _kept(self, key: tuple[str, str], expr) -> pl.Expr:
+        if key not in self._once:
+            name = f"__{key[0]}_{key[1]}"
+            self.work = self.work.with_columns(expr().alias(name))
+            self._once[key] = pl.col(name)
+        return self._once[key]
 
     def cell(self, name: str) -> pl.Expr:
         return pl.col(self.field_col[name]) if name in self.field_col else pl.lit(None, dtype=pl.String)
@@ -114,8 +125,9 @@ class _Cells:
     def number(self, name: str) -> pl.Expr:
         """A field's cells as numbers, by the steps its cells need (``parsing.fitted``)."""
         col = self.field_col.get(name)
-        fmt = self.profile.number if col is None else fitted(self.table.frame, col, self.profile.number)
-        return number_expr(self.cell(name), fmt)
+        if col is None:
+            return number_expr(self.cell(name), self.profile.number)
+        return self._kept(("number", name), lambda: numbers(self.table.frame.get_column(col), self.profile.number))
 
     def num(self, col: str) -> pl.Expr:
         nf, cell = self.profile.number, self.cell
@@ -137,15 +149,23 @@ class _Cells:
         here (the full set costs four times one format: a big export is read by its own)."""
         if col not in self.field_col:
             return pl.lit(None, dtype=pl.Date)
-        frame = self.table.frame
-        own = frame.select(date_expr(self.cell(col), self.profile.date_formats, universal=False)).to_series()
-        given = frame.select(text_expr(self.cell(col)).is_not_null()).to_series()
+        return self._kept(("day", col), lambda: self._dates(col))
+
+    def _dates(self, col: str) -> pl.Series:
+        """Each distinct cell parsed once (a date recurs on every line of a check, every row of a
+        pay period) and the dates put back in the cells' places."""
+        cells = _one_chunk(self.table.frame.get_column(self.field_col[col]))
+        distinct = cells.unique().drop_nulls().to_frame("v")
+        own = distinct.select(date_expr(pl.col("v"), self.profile.date_formats, universal=False)).to_series()
+        given = distinct.select(text_expr(pl.col("v")).is_not_null()).to_series()
         if (given & own.is_null()).any():
-            own = frame.select(date_expr(self.cell(col), self.profile.date_formats)).to_series()
-        return pl.lit(own)
+            own = distinct.select(date_expr(pl.col("v"), self.profile.date_formats)).to_series()
+        return cells.replace_strict(distinct.get_column("v"), own, default=None, return_dtype=pl.Date)
 
     def txt(self, col: str) -> pl.Expr:
-        return text_expr(self.cell(col))
+        if col not in self.field_col:
+            return text_expr(self.cell(col))
+        return self._kept(("text", col), lambda: text_expr(self.cell(col)))
 
     def employee_id(self) -> pl.Expr:
         """The employee id: its cell, or the text of ``employee_id_from`` (the employee's name as
@@ -160,6 +180,12 @@ class _Cells:
         for ch in self.profile.employer_id_strip:
             e = e.str.replace_all(ch, "", literal=True)
         return e
+
+
+def _one_chunk(cells: pl.Series) -> pl.Series:
+    """``cells`` in one chunk when in many: Polars 2.1 builds replace_strict's mapping once per
+    chunk (``transforms.pii.hash_ssn_column``)."""
+    return cells.rechunk() if cells.n_chunks() > 16 else cells
 
 
 def _raw_cells(table, ssn_cols: set[str]) -> pl.DataFrame:
@@ -235,14 +261,14 @@ def _payroll_exprs(c: _Cells) -> tuple[dict[str, pl.Expr], dict[str, pl.Expr], l
             exprs["hours"] = pl.when(counts == "hours+wages").then(c.number(long.hours)).otherwise(zero)
             exprs["gross_wages"] = pl.when(counts.is_in(["hours+wages", "wages"])).then(amount).otherwise(zero)
             exprs["employer_taxes"] = pl.when(counts == "taxes").then(amount).otherwise(zero)
-            bad = c.table.frame.select("__line", kind.alias("code")).filter(
+            bad = c.work.select("__line", kind.alias("code")).filter(
                 pl.col("code").is_null() | ~pl.col("code").is_in(list(long.type_counts)))
         else:
             exprs["hours"] = pl.when(code.is_in(long.hours_codes)).then(c.number(long.hours)).otherwise(zero)
             exprs["gross_wages"] = pl.when(code.is_in(long.wage_codes)).then(amount).otherwise(zero)
             exprs["employer_taxes"] = pl.when(code.is_in(long.tax_codes)).then(amount).otherwise(zero)
             known = [*long.hours_codes, *long.wage_codes, *long.tax_codes, *long.ignore_codes]
-            bad = c.table.frame.select("__line", code.alias("code")).filter(
+            bad = c.work.select("__line", code.alias("code")).filter(
                 pl.col("code").is_not_null() & ~pl.col("code").is_in(known))
             counts = code.replace_strict({k: long.counts_as(k) for k in known}, default=None, return_dtype=pl.String)
         unknown_codes = list(bad.iter_rows())
@@ -335,22 +361,29 @@ def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> S
         extras["__ssn_given"] = text_expr(c.cell("ssn")).is_not_null()
     # lazily: the steps the typed columns share (a cell trimmed, a number's signs and separators)
     # are computed once (an eager select computes each again where it recurs)
-    typed = table.frame.lazy().select(
+    typed = c.work.lazy().select(
         "__line",
         *[e.alias(k) for k, e in exprs.items()],
         *[e.alias(k) for k, e in extras.items()],
         *([c.cell("ssn").alias("ssn")] if ssn_fields else []),
     ).collect()
-    if ssn_fields and dataset in ("payroll", "roster"):
-        typed = typed.with_columns(_last4(dataset).alias("__last4"))
     ssn_digits: frozenset[str] = frozenset()
     id_is_ssn: list[tuple[int, str]] = []  # (line, column): an id that is the row's own ssn
     padded = 0
     if ssn_fields:
-        padded = padded_ssns(typed.get_column("ssn"))
+        # each distinct ssn cell worked out once (an employee's ssn is on every line and row)
+        cells = _one_chunk(typed.get_column("ssn"))
+        distinct = cells.unique().drop_nulls().to_frame("ssn")
+        padded_cells = distinct.get_column("ssn").filter(
+            distinct.get_column("ssn").str.strip_chars().str.contains(r"^\d{7,8}$"))
+        padded = int(cells.is_in(padded_cells.implode()).sum()) if padded_cells.len() else 0
+        last4 = None
+        if dataset in ("payroll", "roster"):
+            last4 = hash_last4(distinct.with_columns(_last4(dataset).alias("__last4")), key, "__last4", "h")
         typed, ssn_digits, id_is_ssn = _hash_ssns(typed, key)
-        if "__last4" in typed.columns:
-            typed = hash_last4(typed, key, "__last4", "ssn_last4_hash")
+        if last4 is not None:
+            typed = typed.with_columns(cells.replace_strict(last4.get_column("ssn"), last4.get_column("h"), default=None,
+                                                            return_dtype=pl.String).alias("ssn_last4_hash"))
     typed = typed.with_columns(
         pl.lit(source_file, dtype=pl.String).alias("source_file"),
         pl.lit(table.sheet, dtype=pl.String).alias("source_sheet"),
