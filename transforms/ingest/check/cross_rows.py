@@ -102,6 +102,23 @@ RESENT_KEY = ["employer_id", "employee_id", "ssn_hash", "ssn_last4_hash", "perio
 CHECK_KEY = ["employer_id", "employee_id", "ssn_hash", "ssn_last4_hash", "period_start", "period_end", "check_id", "pay_date"]
 
 
+def _split(rows: pl.DataFrame, mask: pl.Series) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(rows where not ``mask``, rows where ``mask``), each in the rows' order. The rows of a run
+    come file by file, a line-per-code export's all lines: the two are a few runs of rows, taken
+    as slices (no copy of a column) where they are few, else filtered."""
+    runs = mask.rle()
+    if runs.len() > 64:
+        return rows.filter(~mask), rows.filter(mask)
+    parts: dict[bool, list[pl.DataFrame]] = {False: [], True: []}
+    offset = 0
+    for length, value in runs.struct.unnest().iter_rows():
+        parts[bool(value)].append(rows.slice(offset, length))
+        offset += length
+    empty = rows.clear()
+    return (pl.concat(parts[False], rechunk=False) if parts[False] else empty,
+            pl.concat(parts[True], rechunk=False) if parts[True] else empty)
+
+
 def aggregate_lines(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(canonical rows, code lines): the code lines of each check of a long-layout file (rows
     with ``__code``) summed into one canonical row per file, employee, check and period
@@ -111,9 +128,9 @@ def aggregate_lines(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     base = [c for c in rows.columns if c not in LINE_EXTRAS]
     if "__code" not in rows.columns:
         return rows.select(base), pl.DataFrame(schema={**schema.PAYROLL_LINES, "__order": pl.Int64})
-    is_line = pl.col("__code").is_not_null()
-    wide = rows.filter(~is_line).select(base)
-    lines = rows.filter(is_line).with_columns((pl.col("__order") // ORDER_BASE).alias("__fileno"))
+    wide, lines = _split(rows, rows.get_column("__code").is_not_null())
+    wide = wide.select(base)
+    lines = lines.with_columns((pl.col("__order") // ORDER_BASE).alias("__fileno"))
     if lines.height == 0:
         return wide, pl.DataFrame(schema={**schema.PAYROLL_LINES, "__order": pl.Int64})
     key = ["__fileno", *CHECK_KEY]

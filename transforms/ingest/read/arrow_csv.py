@@ -51,6 +51,14 @@ def read_delimited_arrow(data: bytes, text: str, enc: str, delimiter: str) -> Ra
     if bad or table.num_rows != lines - 1:
         return None
     frame = pl.from_arrow(table).with_row_index("__line", offset=2).with_columns(pl.col("__line").cast(pl.Int64))
-    blank = pl.all_horizontal([pl.col(c).str.strip_chars(_PY_WHITESPACE) == "" for c in names])
-    frame = frame.filter(~blank).select(*names, "__line")
+    def empty(c: str) -> pl.Expr:
+        return pl.col(c).str.strip_chars(_PY_WHITESPACE) == ""
+
+    # a blank record (only whitespace cells) is no row: looked for where the first cell is blank,
+    # and the frame filtered (a copy of every column) only when there is one
+    if frame.select(empty(names[0]).any()).item():
+        blank = frame.select(pl.all_horizontal([empty(c) for c in names])).to_series()
+        if blank.any():
+            frame = frame.filter(~blank)
+    frame = frame.select(*names, "__line")
     return RawTable(headers, 1, frame, [], delimiter=delimiter)
