@@ -55,6 +55,8 @@ def ingest_folder(
     now: datetime | None = None,
     docs_dir: Path | None = None,
     engine: str | None = None,
+    cluster: str | None = None,
+    key_loader=None,
 ) -> IngestReport:
     """Ingest a submission folder into the workdir's lake (``<workdir>/lake``, or where
     ``store.location`` says; idempotent; corrected files replace).
@@ -63,6 +65,10 @@ def ingest_folder(
     expressions, vectorised; the default) or ``"gx"`` (Great Expectations Core on pandas, file by
     file; needed for Data Docs, so the default when ``docs_dir`` is given). The environment
     variable ``IMPCREDIT_VALIDATION_ENGINE`` changes the default.
+
+    ``cluster``: the address of a Dask scheduler whose workers read, validate and write (``ingest.cluster``;
+    the same lake, byte for byte); each loads the ssn hash key with ``key_loader`` (default
+    ``pii.load_key``), which must give ``key`` (checked by its fingerprint; never sent).
     """
     from filelock import FileLock
 
@@ -77,7 +83,14 @@ def ingest_folder(
         raise ValueError(f"unknown validation engine {engine!r}; known: {', '.join(ENGINES)}")
     if engine == "polars" and docs_dir is not None:
         raise ValueError("Data Docs are written by the gx validation engine only")
+    if cluster and docs_dir is not None:
+        raise ValueError("Data Docs are written on one machine: validate with the polars engine on a Dask cluster "
+                         "(--validation-engine polars), or run without the cluster for Data Docs")
     with FileLock(lk.lock_path(lake, workdir)):
+        if cluster:
+            from transforms.ingest.cluster import ingest_on_cluster
+
+            return ingest_on_cluster(root, Path(workdir), lake, key, now_utc, engine, cluster, [Path(workdir)], key_loader)
         return _ingest(root, Path(workdir), lake, key, now_utc, Path(docs_dir) if docs_dir else None, engine)
 
 
