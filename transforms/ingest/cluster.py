@@ -103,9 +103,9 @@ def _chunks(items: list, n: int) -> list[list]:
 def _remove_tree(loc) -> None:
     """The staging area (a folder, or every object under a prefix), best effort."""
     try:
-        if storage.is_remote(loc):
-            for obj in loc.rglob("*"):
-                obj.unlink(missing_ok=True)
+        if storage.is_remote(loc):  # the objects and the folder markers the store's client left
+            if loc.is_dir():
+                storage.filesystem(loc).delete_dir(loc.path)
         elif Path(loc).exists():
             shutil.rmtree(loc, ignore_errors=True)
     except OSError:
@@ -119,7 +119,7 @@ def ingest_on_cluster(root: Path, workdir: Path, lake: Path, key: HashKey, now: 
     try:
         return _ingest(client, root, workdir, lake, key, now, engine, exclude, key_loader, stage)
     finally:
-        _remove_tree(stage)
+        _remove_tree(lake / STAGING)  # the whole area (one ingest at a time: the lock): no folder marker left
         client.close()
 
 
