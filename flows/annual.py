@@ -23,8 +23,8 @@ def stage(input_dir: Path, workdir: Path, data_docs: bool = False, dask_address:
     """The key is read here, where it is used: never a flow or task parameter (those are stored
     in Prefect's database). ``dask_address``: the ingest runs on that cluster's workers, each
     reading the key itself (``hash_key``, from its own environment, key file or Secret block)."""
-    return steps.stage_inputs(input_dir, workdir, hash_key(), data_docs=data_docs, cluster=dask_address,
-                              key_loader=hash_key)
+    on_cluster = {"cluster": dask_address, "key_loader": hash_key} if dask_address else {}
+    return steps.stage_inputs(input_dir, workdir, hash_key(), data_docs=data_docs, **on_cluster)
 
 
 @task(cache_policy=NO_CACHE)

@@ -265,13 +265,21 @@ def test_a_worker_killed_during_the_ingest(cluster, submission, tmp_path, monkey
     """The first attempt of the first file's task ends its worker's process (os._exit): Dask runs
     it again on another worker and the run's outputs are the uninterrupted run's. Killed at every
     attempt: the run stops in one line, nothing committed; a rerun gives the same outputs."""
+    from distributed import Client
+
     from transforms.ingest.cluster import ClusterError
+
+    def worker_pids() -> set[int]:
+        with Client(cluster, set_as_default=False) as client:
+            return set(client.run(os.getpid).values())
 
     run(submission, tmp_path / "plain" / "w", tmp_path / "plain" / "out")
     reference = files(tmp_path / "plain" / "out")
+    before = worker_pids()
     monkeypatch.setenv("IMPCREDIT_FAILPOINT", "ingest_worker")
     run(submission, tmp_path / "once" / "w", tmp_path / "once" / "out", cluster=cluster)
     same(reference, files(tmp_path / "once" / "out"))
+    assert len(before - worker_pids()) == 1  # one worker's process ended (its nanny started another)
 
     monkeypatch.setenv("IMPCREDIT_FAILPOINT", "ingest_worker_always")
     work = tmp_path / "always" / "w"

@@ -45,7 +45,6 @@ import polars as pl
 from transforms import failpoints, storage
 from transforms.ingest import cluster_tasks as ct
 from transforms.ingest import commit
-from transforms.ingest import pipeline as pp
 from transforms.ingest.check import batches as bt
 from transforms.ingest.plan import plan_files
 from transforms.ingest.read import submission as sub
@@ -113,18 +112,20 @@ def _remove_tree(loc) -> None:
 
 
 def ingest_on_cluster(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, engine: str, address: str,
-                      exclude: list[Path], key_loader=None) -> IngestReport:
+                      exclude: list[Path], key_loader=None, piece_bytes: int = 0, batch_bytes: int = 0) -> IngestReport:
+    """``pipeline.ingest_folder`` on the cluster at ``address`` (see the module's docstring);
+    ``piece_bytes`` and ``batch_bytes``: the sizes of ``pipeline``'s pieces and batches."""
     client = connect(address)
     stage = lake / STAGING / uuid.uuid4().hex[:12]
     try:
-        return _ingest(client, root, workdir, lake, key, now, engine, exclude, key_loader, stage)
+        return _ingest(client, root, workdir, lake, key, now, engine, exclude, key_loader, stage, (piece_bytes, batch_bytes))
     finally:
         _remove_tree(lake / STAGING)  # the whole area (one ingest at a time: the lock): no folder marker left
         client.close()
 
 
 def _ingest(client, root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, engine: str,
-            exclude: list[Path], loader, stage: Path) -> IngestReport:
+            exclude: list[Path], loader, stage: Path, sizes: tuple[int, int]) -> IngestReport:
     n = max(1, len(client.scheduler_info().get("workers", {})))
     manifest = lk.load_manifest(lake)
     rels = lake_check.to_verify(lake, manifest)
@@ -145,7 +146,7 @@ def _ingest(client, root: Path, workdir: Path, lake: Path, key: HashKey, now: da
     known = manifest["files"]
     plan = plan_files(root, exclude, known, digests=digests)
     validating = start("validate")
-    mapped = _map(client, plan, key, now, engine, stage, n, loader)
+    mapped = _map(client, plan, key, now, engine, stage, n, loader, *sizes)
     plan.todo = [m.work for m in mapped]
     works = plan.todo
     replaced, sums = _supersede(client, lake, known, works)
@@ -164,23 +165,24 @@ def _ingest(client, root: Path, workdir: Path, lake: Path, key: HashKey, now: da
                          None, sums)
 
 
-def _map(client, plan, key: HashKey, now: datetime, engine: str, stage: Path, n: int, loader) -> list[ct.Mapped]:
+def _map(client, plan, key: HashKey, now: datetime, engine: str, stage: Path, n: int, loader, piece_bytes: int,
+         batch_bytes: int) -> list[ct.Mapped]:
     """Every new file read, staged and validated on the workers, as ``pipeline._validate_files``
     groups them (big files in pieces, small ones in batches, the others one by one)."""
     todo, paths, sizes = plan.todo, plan.paths, plan.sizes
     simple = {w.index for w in todo if w.context is None and paths[w.index].suffix.lower() not in sub.WORKBOOK_EXT}
-    big = {w.index for w in todo if engine == "polars" and sizes[w.index] > pp.PIECE_BYTES > 0 and w.index in simple}
+    big = {w.index for w in todo if engine == "polars" and sizes[w.index] > piece_bytes > 0 and w.index in simple}
     groups = [("pieces", [w]) for w in todo if w.index in big]
     one_by_one = [w for w in todo if w.index not in big]
-    if engine == "polars" and pp.BATCH_BYTES > 0:
+    if engine == "polars" and batch_bytes > 0:
         batched = [w for w in one_by_one if w.index in simple]
-        groups += [("batch", b) for b in bt.batches(batched, sizes, pp.BATCH_BYTES)]
+        groups += [("batch", b) for b in bt.batches(batched, sizes, batch_bytes)]
         one_by_one = [w for w in one_by_one if w.index not in simple]
     groups += [("files", [w]) for w in one_by_one]
     fail = os.environ.get("IMPCREDIT_FAILPOINT")
     fail = fail if fail in failpoints.WORKER_POINTS else None
     jobs = [ct.MapJob(kind, ws, {w.index: paths[w.index] for w in ws}, {w.index: sizes[w.index] for w in ws}, now, engine,
-                      key.key_id, loader, stage, n, pp.PIECE_BYTES, fail if i == 0 else None)
+                      key.key_id, loader, stage, n, piece_bytes, fail if i == 0 else None)
             for i, (kind, ws) in enumerate(sorted(groups, key=lambda g: g[1][0].index))]
     done = _gather(client, [client.submit(ct.map_job, j, pure=False) for j in jobs], "the files' validation")
     return sorted((m for ms in done for m in ms), key=lambda m: m.work.index)

@@ -17,12 +17,12 @@ from pathlib import Path
 import polars as pl
 
 from transforms import failpoints, schema, storage
-from transforms.ingest import pipeline as pp
 from transforms.ingest.check import batches as bt
 from transforms.ingest.check import cross_rows as xrows
 from transforms.ingest.check import earlier_rows
 from transforms.ingest.check import files as fl
 from transforms.ingest.check import pieces as pc
+from transforms.ingest.check import run_rejects as pp
 from transforms.ingest.check.cross_rows import ORDER_BASE
 from transforms.ingest.check.quarantine import FileWork
 from transforms.ingest.commit import QUARANTINE_ROWS

@@ -22,11 +22,15 @@ from transforms.ingest.check import docs_offline, earlier_rows
 from transforms.ingest.check import files as fl
 from transforms.ingest.check import pieces as pc
 from transforms.ingest.check.cross_rows import ORDER_BASE, cross_row_rejects
-from transforms.ingest.check.masking import mask_value, short
-from transforms.ingest.check.quarantine import FileWork, lookup, quarantine_rows
+from transforms.ingest.check.quarantine import FileWork
+from transforms.ingest.check.run_rejects import (
+    cross_row_hits,
+    payroll_sums,
+    quote_hits,
+    to_code_lines,
+)
 from transforms.ingest.plan import FILE_WORKERS, Plan, plan_files
 from transforms.ingest.read import submission as sub
-from transforms.ingest.read.tables import read_tables
 from transforms.ingest.report import IngestReport
 from transforms.ingest.store import lake as lk
 from transforms.ingest.store import lake_check, lake_files
@@ -34,7 +38,6 @@ from transforms.pii import HashKey
 from transforms.stages import start
 
 ENGINES = ("polars", "gx")
-CROSS_RULES = ("duplicate_row", "negative_net", "hourly_rate", "duplicate_key", "employee_id_is_ssn")
 PIECE_BYTES = 32 * 2**20  # a delimited file bigger than this is read and validated in pieces of about this size
 BATCH_BYTES = 8 * 2**20  # files staged and validated together, up to about this much text (5 bench files)
 
@@ -90,7 +93,8 @@ def ingest_folder(
         if cluster:
             from transforms.ingest.cluster import ingest_on_cluster
 
-            return ingest_on_cluster(root, Path(workdir), lake, key, now_utc, engine, cluster, [Path(workdir)], key_loader)
+            return ingest_on_cluster(root, Path(workdir), lake, key, now_utc, engine, cluster, [Path(workdir)], key_loader,
+                                     PIECE_BYTES, BATCH_BYTES)
         return _ingest(root, Path(workdir), lake, key, now_utc, Path(docs_dir) if docs_dir else None, engine)
 
 
@@ -102,65 +106,6 @@ def _cross_row_records(dataset: str, xr: pl.DataFrame, allrows: pl.DataFrame, by
     reject are read again (same bytes, same result) to quote their cells.
     """
     quote_hits(cross_row_hits(xr, allrows), by_index, paths, key)
-
-
-def cross_row_hits(xr: pl.DataFrame, allrows: pl.DataFrame) -> pl.DataFrame:
-    """The cross-row rejects ``xr`` with what the reject records need of their rows: ``__order,
-    rule, column, message, __line, source_sheet, employer_id, __file`` (no cell of the row)."""
-    info = allrows.select("__order", pl.col("source_line").alias("__line"), "source_sheet",
-                          "employer_id" if "employer_id" in allrows.columns else pl.lit(None, dtype=pl.String).alias("employer_id"))
-    return xr.join(info, on="__order", how="left", maintain_order="left").with_columns(
-        (pl.col("__order") // ORDER_BASE).alias("__file"))
-
-
-def quote_hits(hits: pl.DataFrame, by_index: dict[int, FileWork], paths: dict[int, Path], key: HashKey) -> None:
-    """Reject records and quarantine rows of ``cross_row_hits``, each file read again to quote its cells."""
-    for (index,), grp in hits.group_by(["__file"], maintain_order=True):
-        w = by_index[index]
-        tables, _, _, _ = read_tables(w.dataset, paths[index], w.rel, key)
-        for row in grp.iter_rows(named=True):
-            st = next((t for t in tables if t.sheet == row["source_sheet"]), tables[0])
-            header = st.headers.get(row["column"], row["column"]) if row["column"] else None
-            value = None
-            if row["column"] in st.text.columns:
-                value = lookup(st.text, [row["__line"]], [row["column"]]).get(row["__line"], {}).get(row["column"])
-            w.rejects.append(dict(file=w.where(row["source_sheet"]), line=row["__line"], column=header, value=short(mask_value(value)),
-                                  rule=row["rule"], message=row["message"], employer_id=row["employer_id"]))
-            w.rejected_lines.setdefault((row["source_sheet"], row["__line"]), []).append(row["rule"])
-        for st in tables:
-            lines = [ln for (s, ln), rules in w.rejected_lines.items() if s == st.sheet and rules and rules[-1] in CROSS_RULES]
-            already = {q["source_line"] for q in w.quarantine if q["source_sheet"] == st.sheet}
-            quarantine_rows(w, st, [ln for ln in lines if ln not in already], {}, None)
-
-
-def payroll_sums(rows: pl.DataFrame, code_lines: pl.DataFrame, workdir: Path, lake: Path | None = None) -> pl.DataFrame:
-    """The run-level rules over sums of payroll (``cross_rows``): ``negative_net`` (an
-    employee-year nets negative) and ``hourly_rate`` (a pay period's rate is implausible), one
-    reject per submitted line (a row of a line-per-code export: each of its code lines).
-    Employees that break a rule on this run's rows alone are taken again with the lake's rows
-    (a reversal may net against a check ingested by an earlier run); only then rejected."""
-    cand = pl.concat([xrows.negative_years(rows).select("employer_id", "employee_id"),
-                      xrows._period_rates(rows).select("employer_id", "employee_id")]).unique()
-    if cand.height == 0:
-        return pl.DataFrame(schema=xrows.CROSS_SCHEMA)
-    from transforms.ingest.store.lake import scan_lake
-
-    earlier = scan_lake(workdir, "payroll", employer_ids=cand.get_column("employer_id").unique().to_list(), lake=lake).join(
-        cand.lazy(), on=["employer_id", "employee_id"], how="semi").collect()
-    xn = pl.concat([xrows.negative_nets(rows, earlier), xrows.implausible_rates(rows, earlier)])
-    return to_code_lines(xn, code_lines)
-
-
-def to_code_lines(xn: pl.DataFrame, code_lines: pl.DataFrame) -> pl.DataFrame:
-    """Rejects of canonical rows as rejects of submitted lines: a row summed from the code lines
-    of a line-per-code export stands for them, the reject goes to each of them."""
-    if xn.height == 0 or code_lines.height == 0:
-        return xn
-    row_order = (pl.col("__order") // ORDER_BASE) * ORDER_BASE + pl.col("row_line")
-    lines = code_lines.select(row_order.alias("__row"), "__order")
-    expanded = xn.join(lines, left_on="__order", right_on="__row", how="left", suffix="_line").select(
-        pl.coalesce("__order_line", "__order").alias("__order"), "rule", "column", "message")
-    return expanded.cast(xrows.CROSS_SCHEMA)
 
 
 def _in_pieces(work: FileWork, path: Path, size: int, key: HashKey, now: datetime) -> list[FileWork]:
