@@ -125,6 +125,8 @@ def tables(con, result: dict, sizes: list[tuple[str, int]]) -> None:
             note = "" if m.get("returncode") == 0 else "FAILED"
             if "same_outputs" in m:
                 note = "same outputs" if m["same_outputs"] else f"{len(m['files_differing'])} files differ"
+            if "same_lake" in m:
+                note += (", same lake" if m["same_lake"] else ", another lake") + f"; ingest on the cluster {m['ingest_s']:.1f} s"
             t3.add_row(name, f"{m.get('wall_s', float('nan')):.2f}", f"{m.get('peak_rss_gb', float('nan')):.2f}", note)
         con.print(t3)
 

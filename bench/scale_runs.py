@@ -1,7 +1,8 @@
 """The other runs an analyst starts, at the largest size (issue 14, item 3): quarterly estimates,
 a what-if and a rerun with one corrected payroll file, each on the workdir of an annual run (as
 analysts run them), and the annual run through ``--dask-address`` on a local cluster of 2
-workers, whose outputs must be the plain run's, byte for byte."""
+workers (the ingest too: its files read, validated and written to the lake by the workers),
+whose outputs and lake must be the plain run's, byte for byte."""
 
 from __future__ import annotations
 
@@ -127,9 +128,13 @@ def _on_cluster(cluster: subprocess.Popen, log: Path, src: Path, reference_out: 
     m = _run(["annual", "--input", str(src), "--tax-year", str(TAX_YEAR), "--as-of", AS_OF,
               "--workdir", str(runs_dir / f"{label}-dask-work"), "--out", str(out), "--dask-address", address],
              runs_dir, f"{label}-dask")
-    m.update(workers=DASK_WORKERS, cluster_start_s=cluster_s)
+    m.update(workers=DASK_WORKERS, cluster_start_s=cluster_s, ingest_on_cluster=True,
+             ingest_s=round(m["stages"].get("ingest", 0.0) + m["stages"].get("validate", 0.0), 1))
     if m["returncode"] == 0:
         mine, theirs = _outputs(out), _outputs(reference_out)
         differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
         m.update(same_outputs=not differ, files_compared=len(theirs), files_differing=differ[:20])
+        # the lake: the digest of its parts' sha256 (byte for byte the plain run's lake when equal)
+        lakes = [json.loads((o / "manifest.json").read_text())["inputs"]["lake_sha256"] for o in (out, reference_out)]
+        m["same_lake"] = lakes[0] == lakes[1]
     return m

@@ -11,7 +11,11 @@ import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-DASK_HELP = "Run the per-employer-batch credit computation on this Dask scheduler (env IMPCREDIT_DASK_ADDRESS)."
+DASK_HELP = ("Run the ingest (files read, validated and written to the lake by the workers) and the "
+             "per-employer-batch credit computation on this Dask scheduler (env IMPCREDIT_DASK_ADDRESS; the workers "
+             "need the ssn hash key, the profiles and the input folder: README, Dask).")
+WORKERS_HELP = ("Start a local Dask cluster of N worker processes (a thread each) for this command and run the ingest "
+                "and the credit computation on it (as --dask-address does).")
 
 
 def configure() -> None:

@@ -19,10 +19,12 @@ from transforms.settings import Settings
 
 
 @task(cache_policy=NO_CACHE)
-def stage(input_dir: Path, workdir: Path, data_docs: bool = False) -> steps.StagedInputs:
+def stage(input_dir: Path, workdir: Path, data_docs: bool = False, dask_address: str | None = None) -> steps.StagedInputs:
     """The key is read here, where it is used: never a flow or task parameter (those are stored
-    in Prefect's database)."""
-    return steps.stage_inputs(input_dir, workdir, hash_key(), data_docs=data_docs)
+    in Prefect's database). ``dask_address``: the ingest runs on that cluster's workers, each
+    reading the key itself (``hash_key``, from its own environment, key file or Secret block)."""
+    on_cluster = {"cluster": dask_address, "key_loader": hash_key} if dask_address else {}
+    return steps.stage_inputs(input_dir, workdir, hash_key(), data_docs=data_docs, **on_cluster)
 
 
 @task(cache_policy=NO_CACHE)
@@ -44,17 +46,19 @@ def annual_flow(
     wait_seconds: float = 0.0,
     batches: int = 1,
     data_docs: bool = False,
+    dask_address: str | None = None,
 ) -> steps.RunSummary:
     """``data_docs``: validate with Great Expectations itself and write its Data Docs into
     ``out_dir/data_docs`` (GX is slower than the suites compiled to Polars: off by default).
     ``out_dir``: a local folder, or an object store's URL (``s3://bucket/prefix``: the outputs are
     staged locally and uploaded, ``manifest.json`` last). The lake is the workdir's
-    (``transforms.ingest.store.location``)."""
+    (``transforms.ingest.store.location``). ``dask_address``: a Dask scheduler whose workers
+    ingest the submission (``transforms.ingest.cluster``)."""
     logger = get_run_logger()
     started_at = ledger.now_utc()
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
         steps.clean_stale_staging(out_dir)
-        staged = stage(input_dir, workdir, data_docs)
+        staged = stage(input_dir, workdir, data_docs, dask_address)
         steps.check_tax_year(staged.frames["applications"], tax_year, as_of, steps.first_tax_year(params))
         run_id = steps.new_run_id("annual", tax_year, staged.inputs_sha256)
         flow_run_id = _env.name_flow_run(run_id)

@@ -94,8 +94,10 @@ def backfill_flow(
     params: Parameters,
     settings: Settings,
     wait_seconds: float = 0.0,
+    dask_address: str | None = None,
 ):
-    """Run the annual flow per tax year, in order. Each year's as-of date is ``as_of`` when given,
+    """Run the annual flow per tax year, in order (``dask_address``: each year's ingest on that
+    Dask cluster's workers). Each year's as-of date is ``as_of`` when given,
     else July 1 of the following year (so each tax year is approved in its own approval year)."""
     logger = get_run_logger()
     report = BackfillReport()
@@ -113,7 +115,7 @@ def backfill_flow(
         state = annual_flow(
             input_dir=year_dir, tax_year=year, as_of=year_as_of, out_dir=out_dir / str(year),
             workdir=workdir, params=params, settings=settings, wait_seconds=wait_seconds,
-            return_state=True,
+            dask_address=dask_address, return_state=True,
         )
         if state.is_completed():
             report.years.append(YearOutcome(year, "completed", summary=state.result()))

@@ -26,12 +26,14 @@ from transforms.settings import Settings
 
 
 @task(cache_policy=NO_CACHE)
-def stage_submission(input_dir: Path) -> steps.StagedInputs:
+def stage_submission(input_dir: Path, dask_address: str | None = None) -> steps.StagedInputs:
     """Stage into a temporary lake: estimates and what-ifs never touch the workdir's lake. The
-    key is read here, where it is used (never a flow or task parameter)."""
+    key is read here, where it is used (never a flow or task parameter). ``dask_address``: a
+    cluster of workers on this machine (the temporary lake is a local folder) ingests."""
     tmp = Path(tempfile.mkdtemp(prefix="impcredit-stage-"))
     try:
-        staged = steps.stage_inputs(input_dir, tmp, hash_key())
+        on_cluster = {"cluster": dask_address, "key_loader": hash_key} if dask_address else {}
+        staged = steps.stage_inputs(input_dir, tmp, hash_key(), **on_cluster)
         staged.frames = {k: v.lazy().collect() for k, v in staged.frames.items()}  # before the lake goes
         return staged
     finally:
@@ -60,13 +62,16 @@ def quarterly_flow(
     settings: Settings,
     batches: int = 1,
     wait_seconds: float = 0.0,
+    ingest_address: str | None = None,
 ) -> q.QuarterlySummary:
+    """``ingest_address``: a Dask cluster on this machine (``--workers``) ingests into the
+    temporary lake; a cluster elsewhere would not see it."""
     logger = get_run_logger()
     q.quarter_end(tax_year, quarter)  # validates the quarter
     started_at = ledger.now_utc()
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
         steps.clean_stale_staging(out_dir)
-        staged = stage_submission(input_dir)
+        staged = stage_submission(input_dir, ingest_address)
         # no request received yet is a completed run that says so (spec section 9), not a failure
         run_id = steps.new_run_id(f"quarterly-q{quarter}", tax_year, staged.inputs_sha256)
         _env.name_flow_run(run_id)

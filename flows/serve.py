@@ -8,8 +8,8 @@ Needs a Prefect API server (``prefect server start``; see docs/scheduling.md). T
 Input and workdir come from the environment of the serving process:
 IMPCREDIT_INPUT (submission folder), IMPCREDIT_WORKDIR (default data/work: the ledger, local),
 IMPCREDIT_LAKE (optional: the lake's place, a local folder or s3://bucket/prefix), IMPCREDIT_OUT
-(default data/out; the annual run's may be s3://bucket/prefix), IMPCREDIT_DASK_ADDRESS (optional,
-quarterly fan-out).
+(default data/out; the annual run's may be s3://bucket/prefix), IMPCREDIT_DASK_ADDRESS (optional:
+the annual run's ingest on that cluster's workers, the quarterly fan-out).
 """
 
 from __future__ import annotations
@@ -74,7 +74,8 @@ def scheduled_annual(tax_year: int | None = None, as_of: str | None = None):
     day = dt.date.fromisoformat(as_of) if as_of else dt.date.today()
     year = tax_year or day.year - 1
     return annual_flow(input_dir=inp, tax_year=year, as_of=day, out_dir=_out(out, "annual", str(year)), workdir=workdir,
-                       params=load_parameters(), settings=Settings(), wait_seconds=600)
+                       params=load_parameters(), settings=Settings(), wait_seconds=600,
+                       dask_address=os.environ.get("IMPCREDIT_DASK_ADDRESS") or None)
 
 
 @flow(name="impcredit-scheduled-quarterly")

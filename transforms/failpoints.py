@@ -10,8 +10,24 @@ import os
 import signal
 
 POINTS = ("staged", "computed", "outputs_written", "committed", "published_partly")
+# on a Dask worker, in an ingest on a cluster (``ingest.cluster``): the worker's process ends (os._exit)
+# when it starts the first file's task: the first time only, or every time
+WORKER_POINTS = ("ingest_worker", "ingest_worker_always")
 
 
 def hit(name: str) -> None:
     if os.environ.get("IMPCREDIT_FAILPOINT") == name:
         os.kill(os.getpid(), signal.SIGKILL)
+
+
+def exit_worker(name: str, marker_dir) -> None:
+    """``ingest_worker``: end this worker's process the first time a task reaches here (a marker
+    in ``marker_dir``, the run's staging area, says it did); ``ingest_worker_always``: every time."""
+    if name == "ingest_worker_always":
+        os._exit(70)
+    if name == "ingest_worker":
+        marker = marker_dir / "_failpoint_ingest_worker"
+        if not marker.exists():
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_bytes(b"killed")
+            os._exit(70)

@@ -27,6 +27,7 @@ def annual(
     wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.", metavar="SECONDS")] = 0.0,
     batches: Annotated[int, typer.Option("--batches", help="Employer batches to compute in parallel.", metavar="N")] = 1,
     dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP, metavar="ADDRESS")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", help=_env.WORKERS_HELP, metavar="N")] = None,
     data_docs: Annotated[bool, typer.Option("--data-docs", envvar="IMPCREDIT_DATA_DOCS", help="Validate with Great "
                                             "Expectations itself and write its Data Docs into --out/data_docs (about "
                                             "9 s more per 1M rows).")] = False,
@@ -45,7 +46,13 @@ def annual(
     # where it reads and writes, checked before anything is (no credentials, no bucket, no endpoint: one line)
     out_dir = common.out_location(out, common.DATA / "out" / f"annual-{tax_year}")
     common.use_lake(workdir, lake, writes=True)
-    n = common.batch_count(batches, dask_address)
+    with common.dask_cluster(workers, dask_address) as address:
+        _run(input, tax_year, as_of_date, out_dir, workdir, cap, policy, wait, common.batch_count(batches, address),
+             address, data_docs, started)
+
+
+def _run(input: Path, tax_year: int, as_of_date, out_dir, workdir: Path, cap, policy: str, wait: float, n: int,
+         address: str | None, data_docs: bool, started: float) -> None:
     try:
         api.ensure_api()  # before Prefect is imported
         from flows.annual import annual_flow
@@ -54,7 +61,7 @@ def annual(
 
         settings = Settings(allocation=AllocationSettings(policy=policy, cap=cap))
         params = load_parameters()
-        common.check_year(params, tax_year, settings.rules, input, as_of_date)
+        common.check_year(params, tax_year, settings.rules, input, as_of_date, cluster=address)
         _env.hash_key()  # a missing or bad key stops here; the flow's task reads it again where it is used
         from prefect import tags
 
@@ -62,11 +69,11 @@ def annual(
 
         with common.console.status("running the annual flow..."), api.run_settings(), tags("impcredit", "annual",
                                                                                        f"tax-year-{tax_year}"):
-            summary = with_task_runner(annual_flow, dask_address)(
+            summary = with_task_runner(annual_flow, address)(
                 input_dir=input.resolve(), tax_year=tax_year, as_of=as_of_date, out_dir=out_dir if isinstance(
                     out_dir, Path) else str(out_dir),
                 workdir=workdir.resolve(), params=params, settings=settings, wait_seconds=wait,
-                batches=n, data_docs=data_docs,
+                batches=n, data_docs=data_docs, dask_address=address,
             )
     except common.known_errors() as exc:
         common.fail_or_nothing(exc)

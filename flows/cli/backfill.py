@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from flows import api
+from flows import _env, api
 from flows.cli import common
 
 
@@ -23,6 +23,8 @@ def backfill(
     policy: Annotated[str, typer.Option("--policy", help="Cap rationing: fcfs or pro-rata.", metavar="fcfs|pro-rata")] = "fcfs",
     wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.", metavar="SECONDS")] = 0.0,
     profiles: Annotated[Path | None, typer.Option("--profiles", help=common.PROFILES_HELP, metavar="DIR")] = None,
+    dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP, metavar="ADDRESS")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", help=_env.WORKERS_HELP, metavar="N")] = None,
 ) -> None:
     """Run the annual flow for each tax year in order (subflows of one parent flow)."""
     common.use_profiles(profiles)
@@ -30,6 +32,12 @@ def backfill(
     common.check_run_args(input, policy, cap)
     common.local_dir(out, "--out")
     common.use_lake(workdir, lake, writes=True)
+    with common.dask_cluster(workers, dask_address) as address:
+        _run(input, years, as_of_date, out, workdir, cap, policy, wait, address)
+
+
+def _run(input: Path, years: str, as_of_date, out: Path, workdir: Path, cap, policy: str, wait: float,
+         address: str | None) -> None:
     try:
         api.ensure_api()  # before Prefect is imported
         from flows.backfill import backfill_flow, parse_years
@@ -42,7 +50,7 @@ def backfill(
             state = backfill_flow(
                 input_dir=input.resolve(), years=year_list, as_of=as_of_date, out_dir=out.resolve(),
                 workdir=workdir.resolve(), params=params, settings=settings, wait_seconds=wait,
-                return_state=True,
+                dask_address=address, return_state=True,
             )
         report = state.result(raise_on_failure=False)
     except common.known_errors() as exc:

@@ -5,6 +5,7 @@ The command modules import this one, never ``flows.cli`` (the app imports them).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import os
@@ -129,13 +130,14 @@ def known_errors() -> tuple[type[BaseException], ...]:
     from pydantic import ValidationError
 
     from transforms.award.ledger import LedgerError
+    from transforms.ingest.cluster import ClusterError
     from transforms.ingest.read.staging import SubmissionError
     from transforms.ingest.store.lake import LakeDamaged
     from transforms.pii import KeyError_
     from transforms.reference.parameters import ParameterError
     from transforms.runs.annual import RunError
 
-    return (RunError, LedgerError, LakeDamaged, ParameterError, KeyError_, SubmissionError, ValidationError, ValueError, OSError)
+    return (RunError, ClusterError, LedgerError, LakeDamaged, ParameterError, KeyError_, SubmissionError, ValidationError, ValueError, OSError)
 
 
 class StageLines(logging.Handler):
@@ -164,7 +166,8 @@ def nothing(message: str) -> None:
     raise typer.Exit(0)
 
 
-def check_year(params, tax_year: int, rules, input: Path, as_of: dt.date, *, estimates: bool = False) -> None:
+def check_year(params, tax_year: int, rules, input: Path, as_of: dt.date, *, estimates: bool = False,
+               cluster: str | None = None) -> None:
     """Before any flow starts: a tax year with reference data (else the parameter and the last
     year known), and one the submission holds applications for (``applications.csv`` read
     quickly; the flow checks the staged rows again)."""
@@ -187,7 +190,7 @@ def check_year(params, tax_year: int, rules, input: Path, as_of: dt.date, *, est
             through = f"parameters known through {known}" if known >= first else "no tax year has all its parameters"
             fail(f"tax year {tax_year} has no reference data yet: {through} ({exc})")
     try:  # every file there and readable: said at once (the flow checks again, and what it reads)
-        steps.check_complete(input)
+        steps.check_complete(input, cluster=cluster)  # on a worker of a cluster: no payroll byte read here
     except steps.RunError as exc:
         fail(str(exc))
     quick = None if estimates else steps.quick_applications(input)
@@ -208,6 +211,28 @@ def check_run_args(input: Path, policy: str | None = None, cap: float | None = N
         fail(f"--policy must be fcfs or pro-rata, not {policy!r}")
     if cap is not None and cap < 0:
         fail("--cap must be a non-negative amount in dollars")
+
+
+@contextlib.contextmanager
+def dask_cluster(workers: int | None, address: str | None):
+    """The Dask scheduler's address a command uses, or None: ``--dask-address`` (or
+    ``IMPCREDIT_DASK_ADDRESS``), or a local cluster of ``workers`` processes (a thread each)
+    started for the command and stopped after it. Its workers inherit this process's
+    environment: the ssn hash key, the profiles folder, the AWS chain."""
+    address = address or os.environ.get("IMPCREDIT_DASK_ADDRESS") or None
+    if workers is None:
+        yield address
+        return
+    if workers < 1:
+        fail("--workers must be at least 1")
+    if address:
+        fail(f"--workers starts a local Dask cluster and --dask-address (or IMPCREDIT_DASK_ADDRESS) names one ({address}): "
+             "give one of them")
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=logging.ERROR) as cluster:
+        yield cluster.scheduler_address
 
 
 def batch_count(batches: int, dask_address: str | None) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -16,31 +17,41 @@ def ingest(
     workdir: Annotated[Path, typer.Option("--workdir", help="Workdir holding the Parquet lake.", metavar="DIR")] = common.DATA / "work",
     lake: Annotated[str | None, typer.Option("--lake", help=common.LAKE_HELP, metavar="DIR|URL")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="Where to write rejects.csv (default: the workdir).", metavar="DIR")] = None,
-    engine: Annotated[str, typer.Option(
+    engine: Annotated[str | None, typer.Option(
         "--validation-engine", metavar="gx|polars",
         help="gx: Great Expectations Core, file by file, and its Data Docs under <out>/data_docs; "
-        "polars: the same suites compiled to Polars (no Data Docs; what annual runs use).",
-    )] = "gx",
+        "polars: the same suites compiled to Polars (no Data Docs; what annual runs use). Default: gx, or polars "
+        "on a Dask cluster.",
+    )] = None,
     profiles: Annotated[Path | None, typer.Option("--profiles", help=common.PROFILES_HELP, metavar="DIR")] = None,
+    dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP, metavar="ADDRESS")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", help=_env.WORKERS_HELP, metavar="N")] = None,
 ) -> None:
     """Ingest a submission into the Parquet lake alone: profiles, validation, quarantine."""
     common.use_profiles(profiles)
+    on_cluster = bool(workers or dask_address or os.environ.get("IMPCREDIT_DASK_ADDRESS"))
+    engine = engine or ("polars" if on_cluster else "gx")
     if engine not in ("gx", "polars"):
         common.fail(f"--validation-engine must be gx or polars, not {engine!r}")
     if not input.is_dir():
         common.fail(f"--input {input} is not a folder")
     common.local_dir(out, "--out")
+    if on_cluster and engine == "gx":
+        common.fail("--validation-engine gx writes Data Docs on one machine: give --validation-engine polars with "
+                    "--workers or --dask-address, or run without the cluster")
     common.use_lake(workdir, lake, writes=True)
-    try:
-        from transforms.ingest import ingest_folder
-        key = _env.hash_key()
-        with common.console.status("ingesting..."):
-            docs = ((out or workdir) / "data_docs").resolve() if engine == "gx" else None
-            report = ingest_folder(input.resolve(), workdir.resolve(), key, docs_dir=docs, engine=engine)
-        paths = report.write_rejects((out or workdir).resolve())
-    except common.known_errors() as exc:
-        common.fail(str(exc))
-        return
+    with common.dask_cluster(workers, dask_address) as address:
+        try:
+            from transforms.ingest import ingest_folder
+            key = _env.hash_key()
+            with common.console.status("ingesting..."):
+                docs = ((out or workdir) / "data_docs").resolve() if engine == "gx" else None
+                report = ingest_folder(input.resolve(), workdir.resolve(), key, docs_dir=docs, engine=engine,
+                                       cluster=address, key_loader=_env.hash_key)
+            paths = report.write_rejects((out or workdir).resolve())
+        except common.known_errors() as exc:
+            common.fail(str(exc))
+            return
     common.console.print(report.summary())
     common.console.print(f"rejects: {paths[0] if paths else 'none'}")
     if docs is not None and (docs / "index.html").is_file():

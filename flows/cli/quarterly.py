@@ -39,6 +39,7 @@ def quarterly(
     workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.", metavar="DIR")] = common.DATA / "work",
     batches: Annotated[int, typer.Option("--batches", help="Employer batches to compute in parallel.", metavar="N")] = 1,
     dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP, metavar="ADDRESS")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", help=_env.WORKERS_HELP, metavar="N")] = None,
     wait: Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.", metavar="SECONDS")] = 0.0,
     profiles: Annotated[Path | None, typer.Option("--profiles", help=common.PROFILES_HELP, metavar="DIR")] = None,
 ) -> None:
@@ -51,8 +52,16 @@ def quarterly(
     common.check_run_args(input)
     common.local_dir(workdir, "--workdir", ledger=True)
     common.local_dir(out, "--out")
-    n = common.batch_count(batches, dask_address)
     out_dir = out or common.DATA / "out" / "quarterly" / f"{tax_year}-Q{quarter}"
+    with common.dask_cluster(workers, dask_address) as address:
+        # the estimates stage into a temporary local lake: ingested on the cluster when it is this
+        # machine's (--workers); a cluster elsewhere computes the estimates only
+        _run(input, tax_year, quarter, as_of_date, out_dir, workdir, common.batch_count(batches, address), wait, address,
+             address if workers else None)
+
+
+def _run(input: Path, tax_year: int, quarter: int, as_of_date, out_dir: Path, workdir: Path, n: int, wait: float,
+         address: str | None, ingest_address: str | None) -> None:
     try:
         api.ensure_api()  # before Prefect is imported
         from flows.fanout import with_task_runner
@@ -61,15 +70,15 @@ def quarterly(
 
         params = common.common_inputs()
         settings = Settings()
-        common.check_year(params, tax_year, settings.rules, input, as_of_date, estimates=True)
+        common.check_year(params, tax_year, settings.rules, input, as_of_date, estimates=True, cluster=ingest_address)
         from prefect import tags
 
         with common.console.status("running the quarterly estimates..."), api.run_settings(), tags(
                 "impcredit", "quarterly", f"tax-year-{tax_year}"):
-            summary = with_task_runner(quarterly_flow, dask_address)(
+            summary = with_task_runner(quarterly_flow, address)(
                 input_dir=input.resolve(), tax_year=tax_year, quarter=quarter, as_of=as_of_date,
                 out_dir=out_dir.resolve(), workdir=workdir.resolve(), params=params, settings=settings,
-                batches=n, wait_seconds=wait,
+                batches=n, wait_seconds=wait, ingest_address=ingest_address,
             )
     except common.known_errors() as exc:
         common.fail_or_nothing(exc)

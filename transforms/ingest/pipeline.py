@@ -7,7 +7,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import re
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
@@ -16,25 +15,29 @@ from zoneinfo import ZoneInfo
 import polars as pl
 
 from transforms import schema
+from transforms.ingest import commit
 from transforms.ingest.check import batches as bt
 from transforms.ingest.check import cross_rows as xrows
 from transforms.ingest.check import docs_offline, earlier_rows
 from transforms.ingest.check import files as fl
 from transforms.ingest.check import pieces as pc
 from transforms.ingest.check.cross_rows import ORDER_BASE, cross_row_rejects
-from transforms.ingest.check.masking import mask_value, short
-from transforms.ingest.check.quarantine import FileWork, lookup, quarantine_rows
+from transforms.ingest.check.quarantine import FileWork
+from transforms.ingest.check.run_rejects import (
+    cross_row_hits,
+    payroll_sums,
+    quote_hits,
+    to_code_lines,
+)
 from transforms.ingest.plan import FILE_WORKERS, Plan, plan_files
 from transforms.ingest.read import submission as sub
-from transforms.ingest.read.tables import read_tables
-from transforms.ingest.report import REJECT_SCHEMA, FileRecord, IngestReport
+from transforms.ingest.report import IngestReport
 from transforms.ingest.store import lake as lk
 from transforms.ingest.store import lake_check, lake_files
 from transforms.pii import HashKey
 from transforms.stages import start
 
 ENGINES = ("polars", "gx")
-CROSS_RULES = ("duplicate_row", "negative_net", "hourly_rate", "duplicate_key", "employee_id_is_ssn")
 PIECE_BYTES = 32 * 2**20  # a delimited file bigger than this is read and validated in pieces of about this size
 BATCH_BYTES = 8 * 2**20  # files staged and validated together, up to about this much text (5 bench files)
 
@@ -55,6 +58,8 @@ def ingest_folder(
     now: datetime | None = None,
     docs_dir: Path | None = None,
     engine: str | None = None,
+    cluster: str | None = None,
+    key_loader=None,
 ) -> IngestReport:
     """Ingest a submission folder into the workdir's lake (``<workdir>/lake``, or where
     ``store.location`` says; idempotent; corrected files replace).
@@ -63,6 +68,10 @@ def ingest_folder(
     expressions, vectorised; the default) or ``"gx"`` (Great Expectations Core on pandas, file by
     file; needed for Data Docs, so the default when ``docs_dir`` is given). The environment
     variable ``IMPCREDIT_VALIDATION_ENGINE`` changes the default.
+
+    ``cluster``: the address of a Dask scheduler whose workers read, validate and write (``ingest.cluster``;
+    the same lake, byte for byte); each loads the ssn hash key with ``key_loader`` (default
+    ``pii.load_key``), which must give ``key`` (checked by its fingerprint; never sent).
     """
     from filelock import FileLock
 
@@ -77,7 +86,15 @@ def ingest_folder(
         raise ValueError(f"unknown validation engine {engine!r}; known: {', '.join(ENGINES)}")
     if engine == "polars" and docs_dir is not None:
         raise ValueError("Data Docs are written by the gx validation engine only")
+    if cluster and docs_dir is not None:
+        raise ValueError("Data Docs are written on one machine: validate with the polars engine on a Dask cluster "
+                         "(--validation-engine polars), or run without the cluster for Data Docs")
     with FileLock(lk.lock_path(lake, workdir)):
+        if cluster:
+            from transforms.ingest.cluster import ingest_on_cluster
+
+            return ingest_on_cluster(root, Path(workdir), lake, key, now_utc, engine, cluster, [Path(workdir)], key_loader,
+                                     PIECE_BYTES, BATCH_BYTES)
         return _ingest(root, Path(workdir), lake, key, now_utc, Path(docs_dir) if docs_dir else None, engine)
 
 
@@ -88,55 +105,7 @@ def _cross_row_records(dataset: str, xr: pl.DataFrame, allrows: pl.DataFrame, by
     The files' tables were let go after validation (memory); the few files with a cross-row
     reject are read again (same bytes, same result) to quote their cells.
     """
-    info = allrows.select("__order", pl.col("source_line").alias("__line"), "source_sheet",
-                          "employer_id" if "employer_id" in allrows.columns else pl.lit(None, dtype=pl.String).alias("employer_id"))
-    hits = xr.join(info, on="__order", how="left", maintain_order="left").with_columns((pl.col("__order") // ORDER_BASE).alias("__file"))
-    for (index,), grp in hits.group_by(["__file"], maintain_order=True):
-        w = by_index[index]
-        tables, _, _, _ = read_tables(w.dataset, paths[index], w.rel, key)
-        for row in grp.iter_rows(named=True):
-            st = next((t for t in tables if t.sheet == row["source_sheet"]), tables[0])
-            header = st.headers.get(row["column"], row["column"]) if row["column"] else None
-            value = None
-            if row["column"] in st.text.columns:
-                value = lookup(st.text, [row["__line"]], [row["column"]]).get(row["__line"], {}).get(row["column"])
-            w.rejects.append(dict(file=w.where(row["source_sheet"]), line=row["__line"], column=header, value=short(mask_value(value)),
-                                  rule=row["rule"], message=row["message"], employer_id=row["employer_id"]))
-            w.rejected_lines.setdefault((row["source_sheet"], row["__line"]), []).append(row["rule"])
-        for st in tables:
-            lines = [ln for (s, ln), rules in w.rejected_lines.items() if s == st.sheet and rules and rules[-1] in CROSS_RULES]
-            already = {q["source_line"] for q in w.quarantine if q["source_sheet"] == st.sheet}
-            quarantine_rows(w, st, [ln for ln in lines if ln not in already], {}, None)
-
-
-def _payroll_sums(rows: pl.DataFrame, code_lines: pl.DataFrame, workdir: Path) -> pl.DataFrame:
-    """The run-level rules over sums of payroll (``cross_rows``): ``negative_net`` (an
-    employee-year nets negative) and ``hourly_rate`` (a pay period's rate is implausible), one
-    reject per submitted line (a row of a line-per-code export: each of its code lines).
-    Employees that break a rule on this run's rows alone are taken again with the lake's rows
-    (a reversal may net against a check ingested by an earlier run); only then rejected."""
-    cand = pl.concat([xrows.negative_years(rows).select("employer_id", "employee_id"),
-                      xrows._period_rates(rows).select("employer_id", "employee_id")]).unique()
-    if cand.height == 0:
-        return pl.DataFrame(schema=xrows.CROSS_SCHEMA)
-    from transforms.ingest.store.lake import scan_lake
-
-    earlier = scan_lake(workdir, "payroll", employer_ids=cand.get_column("employer_id").unique().to_list()).join(
-        cand.lazy(), on=["employer_id", "employee_id"], how="semi").collect()
-    xn = pl.concat([xrows.negative_nets(rows, earlier), xrows.implausible_rates(rows, earlier)])
-    return _to_code_lines(xn, code_lines)
-
-
-def _to_code_lines(xn: pl.DataFrame, code_lines: pl.DataFrame) -> pl.DataFrame:
-    """Rejects of canonical rows as rejects of submitted lines: a row summed from the code lines
-    of a line-per-code export stands for them, the reject goes to each of them."""
-    if xn.height == 0 or code_lines.height == 0:
-        return xn
-    row_order = (pl.col("__order") // ORDER_BASE) * ORDER_BASE + pl.col("row_line")
-    lines = code_lines.select(row_order.alias("__row"), "__order")
-    expanded = xn.join(lines, left_on="__order", right_on="__row", how="left", suffix="_line").select(
-        pl.coalesce("__order_line", "__order").alias("__order"), "rule", "column", "message")
-    return expanded.cast(xrows.CROSS_SCHEMA)
+    quote_hits(cross_row_hits(xr, allrows), by_index, paths, key)
 
 
 def _in_pieces(work: FileWork, path: Path, size: int, key: HashKey, now: datetime) -> list[FileWork]:
@@ -207,13 +176,13 @@ def _accept(works: list[FileWork], paths: dict[int, Path], lake: Path, known: di
         if dataset == "payroll":
             lines_frame = allrows
             allrows, code_lines = xrows.aggregate_lines(allrows)
-            again = _to_code_lines(earlier_rows.resent(allrows, workdir), code_lines)
+            again = to_code_lines(earlier_rows.resent(allrows, workdir), code_lines)
             if again.height:  # sent in an earlier run under another name: the later copy is rejected
                 _cross_row_records(dataset, again, lines_frame, by_index, paths, key, now)
                 gone = again.get_column("__order").implode()
                 allrows = allrows.filter(~pl.col("__order").is_in(gone))
                 code_lines = code_lines.filter(~pl.col("__order").is_in(gone))
-            xn = _payroll_sums(allrows, code_lines, workdir)
+            xn = payroll_sums(allrows, code_lines, workdir)
             if xn.height:
                 _cross_row_records(dataset, xn, lines_frame, by_index, paths, key, now)
                 gone = xn.get_column("__order").implode()
@@ -257,64 +226,6 @@ def _store(accepted: dict[str, pl.DataFrame], works: list[FileWork], lake: Path,
     return parts_of
 
 
-def _accepted_counts(accepted: dict[str, pl.DataFrame]) -> dict[int, int]:
-    """Accepted lines per file index: a row of a line-per-code export counts its lines."""
-    n_accepted: dict[int, int] = {}
-    for dataset, rows in accepted.items():
-        if dataset == "payroll":
-            n_accepted.update(rows.group_by("__file").agg(pl.col("line_count").sum()).iter_rows())
-        elif dataset != "payroll_lines":
-            n_accepted.update(rows.group_by("__file").len().iter_rows())
-    return n_accepted
-
-
-def _file_record(w: FileWork, n_acc: int, mine: list[dict]) -> FileRecord:
-    """What the report says of one file read in this run: its status and message."""
-    n_rej = len({k for k, v in w.rejected_lines.items() if v})
-    if w.file_problem is not None or (w.rows_read > 0 and n_acc == 0):
-        status = "rejected"
-    elif mine:
-        status = "replaced"
-    elif n_rej:
-        status = "partial"
-    else:
-        status = "accepted"
-    msg = list(w.notes)
-    if w.file_problem:
-        msg.insert(0, w.file_problem)
-    elif w.rows_read == 0:
-        msg.append("no data rows (header only)")
-    if n_rej and not w.file_problem:
-        msg.append(f"{n_rej} row(s) rejected")
-    if w.padded_ssns:
-        msg.append(f"{w.padded_ssns} ssn(s) of 7 or 8 digits (a numeric cell that dropped leading zeros) padded to 9")
-    for r in mine:
-        if r.get("superseded"):
-            msg.append(f"a new version of {r['replaced_file']}: supersedes the earlier one ({r['rows_removed']} row(s) removed)")
-            continue
-        span = f" for {r['window_start']} to {r['window_end']}" if r.get("window_start") else ""
-        who = f" of employer {r['employer_id']}" if r.get("employer_id") else ""
-        msg.append(f"replaced {r['rows_removed']} row(s){who}{span} from {r['replaced_file']}")
-    return FileRecord(w.rel, w.dataset, w.profile, w.sha, w.rows_read, n_acc, n_rej, status, "; ".join(msg))
-
-
-def _named(accepted: dict[str, pl.DataFrame], works: list[FileWork]) -> dict[int, dict[str, list[str]]]:
-    """The employer and application ids each file with a rejected line names (on its accepted
-    rows and its readable rejected lines): a line whose own ids cannot be read holds the
-    applications of the file's employers (spec section 7)."""
-    out: dict[int, dict[str, list[str]]] = {}
-    for w in works:
-        ids: dict[str, set[str]] = {"employers": set(), "applications": set()}
-        rows = accepted.get(w.dataset)
-        for kind, col in (("employers", "employer_id"), ("applications", "application_id")):
-            if rows is not None and col in rows.columns:
-                ids[kind] |= set(rows.filter(pl.col("__file") == w.index).get_column(col).drop_nulls().unique().to_list())
-            ids[kind] |= {q[col] for q in w.quarantine if q.get(col)}
-        ids["employers"] = {e for e in ids["employers"] if re.fullmatch(r"\d{9}", e)}
-        out[w.index] = {k: sorted(v) for k, v in ids.items() if v}
-    return out
-
-
 def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, docs_dir: Path | None, engine: str) -> IngestReport:
     manifest = lk.load_manifest(lake)
     lake_check.check(lake, manifest)  # before anything is read
@@ -323,49 +234,20 @@ def _ingest(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, 
     lk.remove_orphans(lake, manifest)
     known = manifest["files"]
     plan = plan_files(root, [workdir] + ([docs_dir] if docs_dir else []), known)
-    records, rejects, works = plan.records, plan.rejects, plan.todo
+    works = plan.todo
     validating = start("validate")
     _validate_files(plan, key, now, docs_dir, engine)
     if docs_dir is not None:
         docs_offline.offline(docs_dir)  # pages that open with no network
     accepted, replaced = _accept(works, plan.paths, lake, known, workdir, key, now)
-    n_accepted = _accepted_counts(accepted)
-    ingested_at = datetime.now(UTC).isoformat(timespec="seconds")
-    seq = int(manifest.get("ingest_seq", 0)) + 1  # orders the runs' files (a later file replaces by key)
-    manifest["ingest_seq"] = seq
-    named = _named(accepted, [w for w in works if w.quarantine])
+    n_accepted = commit.accepted_counts(accepted)
+    named = commit.named(accepted, [w for w in works if w.quarantine])
     parts_of = _store(accepted, works, lake, known, replaced)
+    qparts = {}
     for w in works:
-        parts = parts_of.get(w.sha, [])
-        qrows = pl.DataFrame(w.quarantine, schema={k: v for k, v in lk.QUARANTINE_SCHEMA.items() if k not in ("file_sha256", "source_file")}) if w.quarantine else None
-        qpart = None
-        if qrows is not None:
-            qrows = qrows.with_columns(pl.lit(w.sha).alias("file_sha256"), pl.lit(w.rel).alias("source_file"))
-            qpart = lk.write_quarantine(lake, w.dataset, qrows, w.sha)
-        rec = _file_record(w, n_accepted.get(w.index, 0), [r for r in replaced if r["sha256"] == w.sha])
-        records.append(rec)
-        rejects += w.rejects
-        known[w.sha] = dict(file=w.rel, dataset=w.dataset, profile=w.profile, status=rec.status, rows_read=w.rows_read,
-                            rows_accepted=rec.rows_accepted, rows_rejected=rec.rows_rejected, ingested_at=ingested_at,
-                            parts=parts, quarantine=qpart, ingest_seq=seq, **named.get(w.index, {}),
-                            **({"problem": w.problem_rule} if w.problem_rule else {}))
-    lake_check.refresh(lake, manifest)
-    lk.save_manifest(lake, manifest)
-    left = lake_check.owed(manifest)
-    if left:
-        raise lk.LakeDamaged(
-            f"{len(left)} file(s) that a repair took out of the lake are not in this submission: "
-            + ", ".join(sorted(left.values())[:10]) + ". Put them in the submission folder (the same content) "
-            "and run again: nothing is decided without them")
-    read_n = sum(r.rows_read for r in records)
-    new = sum(1 for r in records if r.status not in ("duplicate",))
-    padded = sum(w.padded_ssns for w in works)
-    validating.say(f"{new:,} new files: {read_n:,} rows read, {sum(r.rows_accepted for r in records):,} accepted, "
-                   f"{sum(r.rows_rejected for r in records):,} rejected"
-                   + (f"; {padded:,} ssns of 7 or 8 digits padded with leading zeros" if padded else ""))
-    validating.done()
-    records.sort(key=lambda r: r.file)
-    rej = pl.DataFrame(rejects, schema=REJECT_SCHEMA) if rejects else pl.DataFrame(schema=REJECT_SCHEMA)
-    rej = rej.sort(["file", "line", "column", "rule"], nulls_last=False)
-    return IngestReport(files=records, rejects=rej, replaced=replaced, workdir=workdir, docs_dir=docs_dir,
-                        lake_sha256=lake_check.lake_digest(manifest))
+        if w.quarantine:
+            qrows = pl.DataFrame(w.quarantine, schema=commit.QUARANTINE_ROWS).with_columns(
+                pl.lit(w.sha).alias("file_sha256"), pl.lit(w.rel).alias("source_file"))
+            qparts[w.index] = lk.write_quarantine(lake, w.dataset, qrows, w.sha)
+    return commit.commit(lake, manifest, plan, parts_of, qparts, n_accepted, named, replaced, validating,
+                         workdir, docs_dir)

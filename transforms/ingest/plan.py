@@ -45,9 +45,10 @@ class Plan:
         self.rejects.append(dict(file=rel, line=None, column=None, value=None, rule=rule, message=msg, employer_id=None))
 
 
-def plan_files(root: Path, exclude: list[Path], known: dict) -> Plan:
+def plan_files(root: Path, exclude: list[Path], known: dict, digests=None) -> Plan:
     """Discover and hash the files; set aside what is not read (links, unreadable or unknown
-    files, content already in the lake or earlier in this run)."""
+    files, content already in the lake or earlier in this run). ``digests``: (sha256, size) of
+    each path of a list, computed elsewhere (the workers of a cluster); default two threads here."""
     plan = Plan()
     seen: dict[str, str] = {}
     entries = sub.discover(root, exclude=exclude)
@@ -55,13 +56,17 @@ def plan_files(root: Path, exclude: list[Path], known: dict) -> Plan:
         if e.kind != "file":
             plan.reject(e.rel, e.dataset, "", *sub.KIND_MESSAGES[e.kind])
     found = [(e.dataset, e.path) for e in entries if e.kind == "file"]
-    with stage("ingest") as st_ingest, ThreadPoolExecutor(max_workers=FILE_WORKERS, thread_name_prefix="digest") as pool:
-        digests = list(pool.map(_digest, [path for _, path in found]))  # hashlib releases the GIL
-        st_ingest.say(f"{len(found):,} files, {sum(max(s, 0) for _, s in digests) / 2**20:,.1f} MB read and hashed")
+    with stage("ingest") as st_ingest:
+        if digests is None:
+            with ThreadPoolExecutor(max_workers=FILE_WORKERS, thread_name_prefix="digest") as pool:
+                sums = list(pool.map(_digest, [path for _, path in found]))  # hashlib releases the GIL
+        else:
+            sums = list(digests([path for _, path in found]))
+        st_ingest.say(f"{len(found):,} files, {sum(max(s, 0) for _, s in sums) / 2**20:,.1f} MB read and hashed")
     rels = [path.relative_to(root).as_posix() for _, path in found]
     context_of, manifest_errors = ctx.contexts(root, [r for (d, _), r in zip(found, rels, strict=True) if d == "payroll"])
     reports = [p for p in profile_files.load_profiles() if p.report is not None]
-    for index, ((dataset, path), (sha, size)) in enumerate(zip(found, digests, strict=True)):
+    for index, ((dataset, path), (sha, size)) in enumerate(zip(found, sums, strict=True)):
         rel = rels[index]
         if rel == sub.PAYROLL_MANIFEST:
             _plan_manifest(plan, rel, sha, manifest_errors, len(context_of))

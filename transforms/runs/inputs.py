@@ -38,17 +38,24 @@ STOPPING_RULES = frozenset({"unknown_layout", "wrong_types", "encoding", "unread
                             "manifest_error"})
 
 
-def check_complete(input_dir: Path, workdir: Path | None = None) -> None:
+def check_complete(input_dir: Path, workdir: Path | None = None, cluster: str | None = None) -> None:
     """Every file the spec requires is there, a regular file, readable, text with a header
     (spec section 1); else ``SubmissionIncomplete`` naming each problem, before anything is
-    read into the lake or decided."""
+    read into the lake or decided. ``cluster``: a Dask scheduler's address; a worker reads the
+    files' first bytes (no payroll byte on this machine)."""
     from transforms.ingest.read.submission import discover, incomplete
 
     if not any(e.dataset is not None for e in discover(input_dir, exclude=[workdir] if workdir else None)):
         raise SubmissionIncomplete(
             f"{input_dir}: no submission files found (expected payroll/*.csv, applications.csv, roster.csv, "
             "certifications.csv, employer_rates.csv, or a vendor payroll export)")
-    problems = incomplete(input_dir, exclude=[workdir] if workdir else None)
+    if cluster:
+        from transforms.ingest import cluster_tasks
+        from transforms.ingest.cluster import run_on_worker
+
+        problems = run_on_worker(cluster, cluster_tasks.incomplete, Path(input_dir), [workdir] if workdir else [])
+    else:
+        problems = incomplete(input_dir, exclude=[workdir] if workdir else None)
     if problems:
         raise SubmissionIncomplete(f"{input_dir}: the submission is incomplete, nothing was decided: "
                                    + "; ".join(problems) + ". Fix the submission and run again.")
@@ -175,19 +182,21 @@ def input_file_records(input_dir: Path, known: dict[str, str] | None = None) -> 
             for e in discover(input_dir) if e.kind == "file"]
 
 
-def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: bool = False) -> StagedInputs:
+def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: bool = False, cluster: str | None = None,
+                 key_loader=None) -> StagedInputs:
     """Ingest the submission into the lake (vendor layouts, validation suites, quarantine; the
     ssn is hashed on first read), then read every dataset back from the lake. ``data_docs``:
     validate with Great Expectations itself and keep its Data Docs of the files validated
-    (``StagedInputs.write_data_docs``)."""
+    (``StagedInputs.write_data_docs``). ``cluster``: a Dask scheduler's address: its workers
+    ingest (``transforms.ingest.cluster``), loading the key with ``key_loader``."""
     from transforms.ingest import ingest_folder
     from transforms.ingest.store.lake import scan_lake
 
-    check_complete(input_dir, workdir)
+    check_complete(input_dir, workdir, cluster)
     docs_dir = workdir / ".data_docs" if data_docs else None
     if docs_dir is not None:
         shutil.rmtree(docs_dir, ignore_errors=True)  # a crashed run's (one run at a time per workdir)
-    report = ingest_folder(input_dir, workdir, key, docs_dir=docs_dir)
+    report = ingest_folder(input_dir, workdir, key, docs_dir=docs_dir, cluster=cluster, key_loader=key_loader)
     check_files_read(report)
     standing, named = check_standing(workdir)
     if not report.files:

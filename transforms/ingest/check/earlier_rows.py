@@ -17,7 +17,7 @@ ID_IS_SSN = ("employee_id is the ssn of a person in the payroll: use the employe
              "(an ssn is never stored)")
 
 
-def resent(rows: pl.DataFrame, workdir: Path) -> pl.DataFrame:
+def resent(rows: pl.DataFrame, workdir: Path, lake: Path | None = None) -> pl.DataFrame:
     """``duplicate_row`` rejects of the canonical payroll rows that exactly copy a row the lake
     already holds from another file (spec section 1: a file sent twice, in whatever run the copy
     arrives): every value equal, the check id, pay date and the fields from outside the rows
@@ -25,7 +25,7 @@ def resent(rows: pl.DataFrame, workdir: Path) -> pl.DataFrame:
     if rows.height == 0:
         return pl.DataFrame(schema=xrows.CROSS_SCHEMA)
     key = xrows.RESENT_KEY
-    earlier = scan_lake(workdir, "payroll", employer_ids=rows.get_column("employer_id").unique().to_list()).select(
+    earlier = scan_lake(workdir, "payroll", employer_ids=rows.get_column("employer_id").unique().to_list(), lake=lake).select(
         *key, "source_file", "source_line").collect()
     if earlier.height == 0:
         return pl.DataFrame(schema=xrows.CROSS_SCHEMA)
@@ -38,7 +38,8 @@ def resent(rows: pl.DataFrame, workdir: Path) -> pl.DataFrame:
     ).cast(xrows.CROSS_SCHEMA)
 
 
-def ids_that_are_ssns(roster: pl.DataFrame, payroll: pl.DataFrame | None, workdir: Path, key: HashKey) -> pl.DataFrame:
+def ids_that_are_ssns(roster: pl.DataFrame, payroll: pl.DataFrame | None, workdir: Path, key: HashKey,
+                      lake: Path | None = None) -> pl.DataFrame:
     """``employee_id_is_ssn`` rejects of the roster rows whose employee id, read as an ssn (9
     digits, dashed, or 7 or 8 digits), is the ssn of a payroll row of this run or of the lake."""
     cand = roster.select("__order", "employee_id").filter(normalize_ssn_expr("employee_id").is_not_null())
@@ -47,7 +48,7 @@ def ids_that_are_ssns(roster: pl.DataFrame, payroll: pl.DataFrame | None, workdi
     hashed = hash_ssn_column(cand.with_columns(pl.col("employee_id").alias("ssn")), key, out="__id_hash")
     known = hashed.get_column("__id_hash").drop_nulls().unique().to_list()
     h = pl.col("ssn_hash").cast(pl.String)
-    seen = scan_lake(workdir, "payroll").select(h).filter(h.is_in(known)).unique().collect()
+    seen = scan_lake(workdir, "payroll", lake=lake).select(h).filter(h.is_in(known)).unique().collect()
     if payroll is not None and payroll.height:
         seen = pl.concat([seen, payroll.select(h).filter(h.is_in(known)).unique()])
     hits = hashed.join(seen.unique(), left_on="__id_hash", right_on="ssn_hash", how="semi")

@@ -111,6 +111,11 @@ def _part_name(sha: str) -> str:
     return f"part-{sha[:16]}.parquet"
 
 
+# rows per row group of a run's part: fixed, so a part's bytes depend on its rows alone, not on how
+# the frame written is chunked in memory (Polars' default follows the chunks): the single-process
+# route and the cluster route (``ingest.cluster``) write the same bytes
+ROW_GROUP_ROWS = 2**18
+
 # dataset -> (partition key expression, folder pattern); datasets not listed are one folder
 PARTITION_KEYS: dict[str, tuple[pl.Expr, str]] = {
     "payroll": (pl.col("period_start").dt.year(), "payroll/year={}"),
@@ -138,7 +143,7 @@ def write_run_rows(lake: Path, dataset: str, rows: pl.DataFrame, run_tag: str, f
         rel = f"{fmt.format(k)}/{_part_name(run_tag)}"
         part = (rows.lazy() if key is None else rows.lazy().filter(key == k)).select(cols)
         with _atomic(lake / rel) as tmp:
-            part.sink_parquet(tmp, statistics=True, compression=COMPRESSION)
+            part.sink_parquet(tmp, statistics=True, compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS)
             shas = pl.scan_parquet(tmp).select(pl.col("_file_sha256").unique(maintain_order=True)).collect()
         for s_ in shas.to_series().to_list():
             out.setdefault(s_, []).append(rel)
@@ -307,8 +312,10 @@ def scan_lake(
     *,
     years: list[int] | None = None,
     employer_ids: list[str] | None = None,
+    lake: Path | None = None,
 ) -> pl.LazyFrame:
-    """Staged rows of ``dataset`` (exactly the staged schema of ``transforms.schema``).
+    """Staged rows of ``dataset`` (exactly the staged schema of ``transforms.schema``) of the
+    workdir's lake (or of ``lake``, where the workdir is not at hand: a Dask worker).
 
     Filters prune partitions where the layout allows it:
     - payroll: ``years`` = rows whose period touches one of the years (reads the partitions of
@@ -321,7 +328,7 @@ def scan_lake(
     if dataset not in schema.LAKE:
         raise KeyError(f"unknown dataset {dataset!r}; known: {', '.join(schema.LAKE)}")
     target = schema.LAKE[dataset]
-    lake = lake_dir(workdir)
+    lake = lake if lake is not None else lake_dir(workdir)
     base = lake / dataset
     files: list[Path] = []
     if dataset in ("payroll", "payroll_lines") and base.exists():
@@ -353,6 +360,7 @@ def scan_lake(
         lo, hi = date(min(years), 1, 1), date(max(years), 12, 31)
         lf = lf.filter((pl.col("valid_from") <= hi) & (pl.col("valid_to").is_null() | (pl.col("valid_to") >= lo)))
     if dataset == "roster" and (years is not None or employer_ids is not None):
-        apps = scan_lake(workdir, "applications", years=years, employer_ids=employer_ids).select("application_id").unique()
+        apps = scan_lake(workdir, "applications", years=years, employer_ids=employer_ids, lake=lake).select(
+            "application_id").unique()
         lf = lf.join(apps, on="application_id", how="semi")
     return lf

@@ -53,25 +53,36 @@ def listed_parts(manifest: dict) -> dict[str, list[str]]:
     return out
 
 
-def verify(lake: Path, manifest: dict) -> list[Damage]:
-    """Each recorded part whose bytes are not those written, or that is gone."""
+def to_verify(lake: Path, manifest: dict) -> list[str]:
+    """The recorded parts ``verify`` reads (those an ingest that crashed was rewriting are not damage)."""
     files_of = listed_parts(manifest)
-    noted = intended(lake)  # an ingest that crashed was rewriting these: not damage
+    noted = intended(lake)
+    return [rel for rel in sorted(manifest.get("checksums") or {}) if rel in files_of and rel not in noted]
+
+
+def part_sums(lake: Path, rels: list[str]) -> dict[str, str | None]:
+    """The sha256 of each part as the store holds it now (None: gone)."""
+    return {rel: sha256_file(lake / rel) if (lake / rel).is_file() else None for rel in rels}
+
+
+def verify(lake: Path, manifest: dict, actual: dict[str, str | None] | None = None) -> list[Damage]:
+    """Each recorded part whose bytes are not those written, or that is gone. ``actual``: the
+    parts' sha256 as ``part_sums`` gives them, computed elsewhere (the workers of a cluster)."""
+    files_of = listed_parts(manifest)
     damage = []
-    for rel, want in sorted((manifest.get("checksums") or {}).items()):
-        path = lake / rel
-        if rel not in files_of or rel in noted:
-            continue
-        problem = "missing" if not path.is_file() else ("changed" if sha256_file(path) != want else None)
+    for rel in to_verify(lake, manifest):
+        want = manifest["checksums"][rel]
+        got = actual[rel] if actual is not None else part_sums(lake, [rel])[rel]
+        problem = "missing" if got is None else ("changed" if got != want else None)
         if problem:
             damage.append(Damage(rel, problem, tuple(sorted(set(files_of[rel])))))
     return damage
 
 
-def check(lake: Path, manifest: dict) -> None:
+def check(lake: Path, manifest: dict, actual: dict[str, str | None] | None = None) -> None:
     """``LakeDamaged`` when a recorded part is damaged; and the owed files (``reingest``) of an
     earlier repair stay owed until an ingest reads them."""
-    damage = verify(lake, manifest)
+    damage = verify(lake, manifest, actual)
     if damage:
         raise LakeDamaged(describe(lake, damage))
 
@@ -91,11 +102,14 @@ def owed(manifest: dict) -> dict[str, str]:
     return {sha: rel for sha, rel in (manifest.get("reingest") or {}).items() if sha not in manifest["files"]}
 
 
-def refresh(lake: Path, manifest: dict) -> None:
+def refresh(lake: Path, manifest: dict, written_sums: dict[str, str | None] | None = None) -> None:
     """Record the checksum of every listed part written since the last refresh (``lake.WRITTEN``)
-    or never recorded; forget parts no longer listed; forget owed files read again."""
+    or never recorded; forget parts no longer listed; forget owed files read again.
+    ``written_sums``: parts other processes wrote (the workers of a cluster), with their sha256
+    as written (``lake_files.take_sums``): recorded without reading them."""
     sums = dict(manifest.get("checksums") or {})
-    written = take_written(lake) | intended(lake)
+    given = {rel: s for rel, s in (written_sums or {}).items() if s}
+    written = take_written(lake) | intended(lake) | set(written_sums or {})
     gone = {rel for rel in written if not (lake / rel).is_file()}  # deleted by this ingest (a replaced file's rows)
     for f in manifest["files"].values():
         if f.get("parts") and gone & set(f["parts"]):
@@ -103,7 +117,9 @@ def refresh(lake: Path, manifest: dict) -> None:
     listed = listed_parts(manifest)
     for rel in listed:
         path = lake / rel
-        if path.is_file() and (rel not in sums or rel in written):
+        if rel in given and rel in written:
+            sums[rel] = given[rel]
+        elif path.is_file() and (rel not in sums or rel in written):
             sums[rel] = sha256_file(path)
     manifest["checksums"] = {rel: s for rel, s in sorted(sums.items()) if rel in listed}
     left = owed(manifest)

@@ -7,6 +7,7 @@ is noted first (``intend``)."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
@@ -29,6 +30,10 @@ def _tmp(path: Path) -> Path:
 # every path written since its lake last recorded checksums (``lake_check.refresh`` takes them)
 WRITTEN: set[Path] = set()
 _WRITTEN_LOCK = threading.RLock()
+# on a Dask worker (``ingest.cluster``): the sha256 of each part as written, taken from the local
+# file before it is renamed or uploaded, so the driver records checksums without reading parts
+HASH_WRITES = False
+SUMS: dict[Path, str] = {}
 INTENT = "_rewriting.json"  # listed parts an ingest is about to rewrite or delete (until its manifest is saved)
 
 
@@ -40,6 +45,7 @@ def _atomic(path: Path):
         with tempfile.TemporaryDirectory(prefix="impcredit-lake-") as tmpdir:
             tmp = Path(tmpdir) / path.name
             yield tmp
+            _hash(tmp, path)
             path.upload(tmp)
         with _WRITTEN_LOCK:
             WRITTEN.add(path)
@@ -48,11 +54,33 @@ def _atomic(path: Path):
     tmp = _tmp(path)
     try:
         yield tmp
+        _hash(tmp, path.resolve())
         os.replace(tmp, path)
         with _WRITTEN_LOCK:
             WRITTEN.add(path.resolve())
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _hash(tmp: Path, path: Path) -> None:
+    if HASH_WRITES:
+        h = hashlib.sha256()
+        with open(tmp, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                h.update(chunk)
+        with _WRITTEN_LOCK:
+            SUMS[path] = h.hexdigest()
+
+
+def take_sums(lake: Path) -> dict[str, str | None]:
+    """The parts of ``lake`` written since the last call (relative paths) with their sha256 as
+    written (``HASH_WRITES``; None when not hashed), forgotten."""
+    root = lake.resolve()
+    with _WRITTEN_LOCK:
+        mine = {p for p in WRITTEN if root in p.parents}
+        WRITTEN.difference_update(mine)
+        sums = {p: SUMS.pop(p, None) for p in mine}
+    return {p.relative_to(root).as_posix(): s for p, s in sums.items()}
 
 
 def intend(lake: Path, path: Path) -> None:

@@ -1,0 +1,295 @@
+"""Ingest on a Dask cluster (issue 28, item 2): the files, and the pieces of big files, are read,
+validated and written to the lake by the workers of a real local cluster (2 worker processes,
+started once for the module); the annual run's outputs and the lake are the plain run's, file by
+file and byte for byte (through the library, a second run with a corrected file, and the CLI
+with ``--workers 2``); with the lake in S3 (moto's server on 127.0.0.1) the driver reads no
+payroll byte; a worker killed during the ingest: its task runs again elsewhere, or the run stops
+in one line with nothing committed and a rerun gives the uninterrupted run's outputs."""
+
+from __future__ import annotations
+
+import builtins
+import datetime as dt
+import io
+import logging
+import os
+import pathlib
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from transforms.ingest import ingest_folder
+from transforms.ingest import pipeline as pp
+from transforms.pii import HashKey
+from transforms.reference.parameters import load_parameters
+from transforms.runs import annual as steps
+from transforms.settings import Settings
+from transforms.synthetic.generate import generate_submission
+from transforms.synthetic.vendors import write_vendor_mix
+
+SECRET_KEY = "dask-ingest-test-key-0123456789abcdef0123"
+KEY = HashKey(SECRET_KEY.encode(), "env")
+RUN_ID = "annual-2023-20240701T000000000000Z-fixed"
+AS_OF = dt.date(2024, 7, 1)
+BUCKET = "agency"
+PIECE = 12_000  # bytes: the bigger payroll files go in pieces (on a worker, one after another)
+
+
+@pytest.fixture(scope="module")
+def endpoint():
+    """moto's S3 server in this process, on a free port of the loopback."""
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def cluster(endpoint, tmp_path_factory):
+    """A local cluster of 2 worker processes (a thread each), started once: its workers inherit
+    this environment, the ssn hash key and the AWS chain of the test's S3 server included."""
+    from distributed import LocalCluster
+
+    home = tmp_path_factory.mktemp("aws")
+    with pytest.MonkeyPatch.context() as mp:
+        for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL_S3", "AWS_DEFAULT_REGION", "IMPCREDIT_LAKE",
+                     "IMPCREDIT_HMAC_KEY_FILE", "IMPCREDIT_HMAC_KEY_BLOCK", "IMPCREDIT_FAILPOINT", "IMPCREDIT_DASK_ADDRESS"):
+            mp.delenv(name, raising=False)
+        mp.setenv("IMPCREDIT_HMAC_KEY", SECRET_KEY)
+        mp.setenv("AWS_CONFIG_FILE", str(home / "no-config"))
+        mp.setenv("AWS_SHARED_CREDENTIALS_FILE", str(home / "no-credentials"))
+        mp.setenv("AWS_EC2_METADATA_DISABLED", "true")
+        mp.setenv("AWS_REGION", "us-east-1")
+        mp.setenv("AWS_ENDPOINT_URL", endpoint)
+        mp.setenv("AWS_ACCESS_KEY_ID", "AKIAIMPCREDITDASK0001")
+        mp.setenv("AWS_SECRET_ACCESS_KEY", "dask-test-secret-0000000000000000")
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                          silence_logs=logging.ERROR) as c:
+            yield c.scheduler_address
+
+
+@pytest.fixture(autouse=True)
+def same_clock_and_pieces(monkeypatch):
+    """The decision's instant held equal between the runs compared; big files in pieces."""
+    from transforms.award import ledger
+
+    monkeypatch.setattr(ledger, "now_utc", lambda: dt.datetime(2024, 7, 1, 12, tzinfo=dt.UTC))
+    monkeypatch.setattr(pp, "PIECE_BYTES", PIECE)
+
+
+@pytest.fixture(scope="module")
+def submission(tmp_path_factory) -> Path:
+    """A vendor mix (many layouts, reports, workbooks) with a rejected line and an ssn as an
+    employee id, and a bigger canonical payroll file (read in pieces)."""
+    root = tmp_path_factory.mktemp("dasksub")
+    generate_submission(root / "canonical", employers=10, seed=7, tax_year=2023)
+    write_vendor_mix(root / "canonical", root / "mix", seed=7)
+    canon = root / "mix" / "payroll" / "canonical.csv"
+    row = canon.read_text().splitlines()[1].split(",")
+    with canon.open("a") as fh:
+        fh.write(",".join([row[0], row[2], *row[2:]]) + "\n" + ",".join([*row[:5], "many", *row[6:]]) + "\n")
+    assert canon.stat().st_size > PIECE
+    return root / "mix"
+
+
+def corrected(src: Path, dst: Path) -> Path:
+    """The submission again with one payroll file corrected (a reversal that nets negative) and a
+    copy of some of its lines under another name (rejected as sent in an earlier run)."""
+    shutil.copytree(src, dst)
+    p = dst / "payroll" / "canonical.csv"
+    lines = p.read_text().splitlines(keepends=True)
+    (dst / "payroll" / "resent.csv").write_text("".join(lines[:4]))
+    cells = lines[1].rstrip("\n").split(",")
+    cells[lines[0].split(",").index("hours")] = "-9999"
+    lines[1] = ",".join(cells) + "\n"
+    p.write_text("".join(lines))
+    return dst
+
+
+def run(src: Path, work: Path, out, cluster: str | None = None, run_id: str = RUN_ID) -> None:
+    params, settings = load_parameters(), Settings()
+    staged = steps.stage_inputs(src, work, KEY, cluster=cluster)
+    result = steps.compute(staged.frames, 2023, AS_OF, params, settings)
+    steps.decide_and_commit(steps.RunContext(
+        workdir=work, out_dir=out, run_id=run_id, kind="annual", tax_year=2023, as_of=AS_OF, params=params,
+        settings=settings, staged=staged, result=result, started_at=dt.datetime(2024, 7, 1)))
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and not p.name.startswith(".")}
+
+
+def lake_files(root: Path) -> dict[str, bytes]:
+    """The lake's parts (the manifest holds the ingest's instant: compared by its checksums)."""
+    return {k: v for k, v in files(root).items() if k != "_manifest.json"}
+
+
+def same(a: dict[str, bytes], b: dict[str, bytes]) -> None:
+    assert (sorted(set(a) - set(b)), sorted(set(b) - set(a))) == ([], [])
+    assert [k for k in a if a[k] != b[k]] == []
+
+
+def test_the_annual_run_ingested_on_the_cluster_writes_the_plain_runs_files(cluster, submission, tmp_path):
+    """Two runs on each workdir (the submission, then a corrected file, a copy under another name
+    and a reversal): the lake's parts and every output, byte for byte."""
+    from transforms.ingest.store import lake as lk
+
+    again = corrected(submission, tmp_path / "corrected")
+    for i, src in enumerate((submission, again)):
+        run(src, tmp_path / "plain" / "w", tmp_path / "plain" / f"out{i}", run_id=f"{RUN_ID}-{i}")
+        run(src, tmp_path / "dask" / "w", tmp_path / "dask" / f"out{i}", cluster=cluster, run_id=f"{RUN_ID}-{i}")
+        plain, dask = files(tmp_path / "plain" / f"out{i}"), files(tmp_path / "dask" / f"out{i}")
+        assert {"awards.csv", "employee_credits.csv", "manifest.json", "rejects.csv", "employee_years.parquet"} <= set(plain)
+        same(plain, dask)  # manifest.json included: it names the lake's digest
+        same(lake_files(tmp_path / "plain" / "w" / "lake"), lake_files(tmp_path / "dask" / "w" / "lake"))
+    rejects = pl.read_csv(tmp_path / "dask" / "out1" / "rejects.csv", infer_schema=False)
+    assert {"negative_net", "duplicate_row", "employee_id_is_ssn", "not_a_number"} <= set(
+        rejects.get_column("rule").str.strip_chars("'").to_list())
+    manifest = lk.load_manifest(tmp_path / "dask" / "w" / "lake")
+    assert any(f.get("superseded_by") for f in manifest["files"].values())
+    assert not (tmp_path / "dask" / "w" / "lake" / "_staging").exists() or not any(
+        (tmp_path / "dask" / "w" / "lake" / "_staging").iterdir())
+
+
+class DriverRead(AssertionError):
+    pass
+
+
+def guard_driver(mp: pytest.MonkeyPatch, payroll_dir: Path) -> None:
+    """In this process only (the driver; the workers are other processes): reading a payroll
+    file of the submission (but ``payroll/files.csv``, the files' context) or a payroll part of
+    the lake raises."""
+    import polars
+
+    from transforms import storage
+
+    def payroll(target) -> bool:
+        text = str(target)
+        if "/payroll/" in text or "/payroll_lines/" in text:
+            return not text.startswith(str(payroll_dir)) or Path(text).name != "files.csv"
+        return False
+
+    def guarded(fn):
+        def inner(target, *a, **k):
+            if payroll(target):
+                raise DriverRead(f"the driver read {target}")
+            return fn(target, *a, **k)
+        return inner
+
+    for mod, names in ((builtins, ["open"]), (io, ["open"]),
+                       (polars, ["read_csv", "scan_csv", "read_parquet", "scan_parquet", "read_excel"])):
+        for name in names:
+            mp.setattr(mod, name, guarded(getattr(mod, name)))
+    for name in ("read_bytes", "read_text", "open"):
+        mp.setattr(pathlib.Path, name, guarded(getattr(pathlib.Path, name)))
+        mp.setattr(storage.ObjectPath, name, guarded(getattr(storage.ObjectPath, name)))
+
+
+def test_with_the_lake_in_s3_no_payroll_byte_passes_through_the_driver(cluster, submission, tmp_path):
+    """The lake in the bucket, the ingest on the cluster: the driver's reads of payroll files and
+    payroll parts raise, yet both ingests (the second supersedes, nets and finds copies against
+    the lake's rows) complete with the plain lake's parts, byte for byte."""
+    import boto3
+
+    from transforms.ingest.store.location import use_lake
+
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket=BUCKET)
+    work = tmp_path / "w"
+    lake = use_lake(work, f"s3://{BUCKET}/dask/lake", record=True)
+    again = corrected(submission, tmp_path / "corrected")
+    for src in (submission, again):
+        plain = ingest_folder(src, tmp_path / "plain", KEY)
+        with pytest.MonkeyPatch.context() as mp:
+            guard_driver(mp, src / "payroll")
+            with pytest.raises(DriverRead):  # the guard holds in this process
+                pl.read_csv(src / "payroll" / "canonical.csv")
+            report = ingest_folder(src, work, KEY, cluster=cluster)
+        assert report.lake_sha256 == plain.lake_sha256 and report.rejects.equals(plain.rejects)
+        assert report.files == plain.files
+    objects = {}
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix="dask/lake/"):
+        for o in page.get("Contents", []):
+            if not o["Key"].endswith("/"):  # a folder marker the store's client leaves: no object impcredit lists
+                objects[o["Key"].removeprefix("dask/lake/")] = s3.get_object(Bucket=BUCKET, Key=o["Key"])["Body"].read()
+    assert not [k for k in objects if k.startswith("_staging/")]
+    same(lake_files(tmp_path / "plain" / "lake"), {k: v for k, v in objects.items() if k != "_manifest.json"})
+    assert str(lake) == f"s3://{BUCKET}/dask/lake"
+
+
+def test_a_worker_without_the_drivers_key_stops_the_ingest_in_one_line(cluster, submission, tmp_path):
+    from transforms.pii import KeyError_
+
+    other = HashKey(b"another-key-0123456789abcdef0123456789", "env")
+    with pytest.raises(KeyError_, match="ssn hash key of the Dask workers .* is not this run's"):
+        ingest_folder(submission, tmp_path / "w", other, cluster=cluster)
+    assert not (tmp_path / "w" / "lake" / "_manifest.json").exists()
+
+
+def cli(*args: str):
+    from flows.cli import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+@pytest.mark.slow
+def test_the_cli_annual_run_with_workers_writes_the_plain_commands_files(prefect_harness, submission, tmp_path,
+                                                                          monkeypatch):
+    """``impcredit annual --workers 2`` (a local cluster started for the command) writes what the
+    plain command writes, file by file; ``impcredit ingest --dask-address`` with a bad address
+    stops in one line."""
+    monkeypatch.setenv("IMPCREDIT_HMAC_KEY", SECRET_KEY)
+    monkeypatch.setattr(steps, "new_run_id", lambda *a: RUN_ID)
+    common = ["annual", "--input", str(submission), "--tax-year", "2023", "--as-of", "2024-07-01"]
+    plain = cli(*common, "--workdir", str(tmp_path / "w-plain"), "--out", str(tmp_path / "out-plain"))
+    assert plain.exit_code == 0, plain.output
+    r = cli(*common, "--workdir", str(tmp_path / "w"), "--out", str(tmp_path / "out"), "--workers", "2")
+    assert r.exit_code == 0, r.output
+    same(files(tmp_path / "out-plain"), files(tmp_path / "out"))
+    same(lake_files(tmp_path / "w-plain" / "lake"), lake_files(tmp_path / "w" / "lake"))
+    bad = cli("ingest", "--input", str(submission), "--workdir", str(tmp_path / "w2"), "--dask-address",
+              "tcp://127.0.0.1:9")
+    assert bad.exit_code == 2 and "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in " ".join(bad.output.split())
+    assert "Traceback" not in bad.output
+
+
+def test_a_worker_killed_during_the_ingest(cluster, submission, tmp_path, monkeypatch):
+    """The first attempt of the first file's task ends its worker's process (os._exit): Dask runs
+    it again on another worker and the run's outputs are the uninterrupted run's. Killed at every
+    attempt: the run stops in one line, nothing committed; a rerun gives the same outputs."""
+    from distributed import Client
+
+    from transforms.ingest.cluster import ClusterError
+
+    def worker_pids() -> set[int]:
+        with Client(cluster, set_as_default=False) as client:
+            return set(client.run(os.getpid).values())
+
+    run(submission, tmp_path / "plain" / "w", tmp_path / "plain" / "out")
+    reference = files(tmp_path / "plain" / "out")
+    before = worker_pids()
+    monkeypatch.setenv("IMPCREDIT_FAILPOINT", "ingest_worker")
+    run(submission, tmp_path / "once" / "w", tmp_path / "once" / "out", cluster=cluster)
+    same(reference, files(tmp_path / "once" / "out"))
+    assert len(before - worker_pids()) == 1  # one worker's process ended (its nanny started another)
+
+    monkeypatch.setenv("IMPCREDIT_FAILPOINT", "ingest_worker_always")
+    work = tmp_path / "always" / "w"
+    with pytest.raises(ClusterError) as got:
+        run(submission, work, tmp_path / "always" / "out", cluster=cluster)
+    message = str(got.value)
+    assert "\n" not in message and "nothing was committed" in message and "run again" in message
+    assert not (work / "lake" / "_manifest.json").exists() and not (tmp_path / "always" / "out").exists()
+    monkeypatch.delenv("IMPCREDIT_FAILPOINT")
+    run(submission, work, tmp_path / "always" / "out", cluster=cluster)
+    same(reference, files(tmp_path / "always" / "out"))
+    same(lake_files(tmp_path / "plain" / "w" / "lake"), lake_files(work / "lake"))
+    assert os.environ.get("IMPCREDIT_FAILPOINT") is None

@@ -1,0 +1,366 @@
+"""What the Dask workers do in an ingest on a cluster (``ingest.cluster`` sends it): each function
+reads what it needs from the submission folder and the lake (a local folder every worker sees, or
+an object store), writes what it makes there, and returns only what the driver gathers: counts,
+digests, rejects and the paths it wrote with their sha256 (never a row of payroll).
+
+Every task is idempotent: it writes under names fixed by its input (a staged part is the same
+bytes when written again), so Dask may run it again on another worker when one dies. The ssn
+hash key is never sent: each worker loads it (``key_loader``, default ``pii.load_key``: its
+environment or key file) and checks it is the driver's by its fingerprint."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import polars as pl
+
+from transforms import failpoints, schema, storage
+from transforms.ingest.check import batches as bt
+from transforms.ingest.check import cross_rows as xrows
+from transforms.ingest.check import earlier_rows
+from transforms.ingest.check import files as fl
+from transforms.ingest.check import pieces as pc
+from transforms.ingest.check import run_rejects as pp
+from transforms.ingest.check.cross_rows import ORDER_BASE
+from transforms.ingest.check.quarantine import FileWork
+from transforms.ingest.commit import QUARANTINE_ROWS
+from transforms.ingest.store import lake as lk
+from transforms.ingest.store import lake_files
+from transforms.pii import HashKey, KeyError_, load_key
+
+POS = ["__k0", "__kf", "__kp"]  # a row's place in the single-process route's order (wide rows, then sums)
+_KEYS: dict[str, HashKey] = {}
+
+
+class KeyMismatch(KeyError_):
+    """A worker's ssn hash key is not the driver's."""
+
+
+def worker_key(loader, key_id: str) -> HashKey:
+    """The ssn hash key on this worker, checked against the driver's fingerprint ``key_id``."""
+    key = _KEYS.get(key_id)
+    if key is None:
+        key = (loader or load_key)()
+        if key.key_id != key_id:
+            raise KeyMismatch(
+                f"the ssn hash key of the Dask workers (id {key.key_id}, from {key.source.split(':')[0]}) is not this "
+                f"run's (id {key_id}): give every worker the same key (IMPCREDIT_HMAC_KEY or IMPCREDIT_HMAC_KEY_FILE "
+                "in its environment)")
+        _KEYS[key_id] = key
+    return key
+
+
+def _wrote(lake: Path) -> dict[str, str | None]:
+    """The lake parts this task wrote with their sha256 (the staging area's own files left out)."""
+    return {rel: s for rel, s in lake_files.take_sums(lake).items() if not rel.startswith("_staging/")}
+
+
+def digests(paths: list[Path]) -> list[tuple[str, int]]:
+    """(sha256, size) of each file (``plan._digest``)."""
+    from transforms.ingest.plan import _digest
+
+    return [_digest(p) for p in paths]
+
+
+def part_sums(lake: Path, rels: list[str]) -> dict[str, str | None]:
+    from transforms.ingest.store.lake_check import part_sums as sums
+
+    return sums(lake, rels)
+
+
+def incomplete(root: Path, exclude: list[Path]) -> list[str]:
+    from transforms.ingest.read.submission import incomplete as problems
+
+    return problems(root, exclude)
+
+
+# --- map: read, stage and validate files; their rows to the staging area --------------------------
+
+@dataclass
+class MapJob:
+    kind: str  # "pieces" (one big file), "batch" (small files together, the others one by one) or "files"
+    works: list[FileWork]
+    paths: dict[int, Path]
+    sizes: dict[int, int]
+    now: datetime
+    engine: str
+    key_id: str
+    loader: object
+    stage: Path  # the run's staging area (``<lake>/_staging/<token>``)
+    buckets: int  # employer partitions of payroll
+    piece_bytes: int
+    failpoint: str | None = None
+
+
+@dataclass
+class Mapped:
+    """A file after the map: its ``FileWork`` without rows (``passed`` and ``quarantine`` are in
+    the staging area) and what it staged."""
+
+    work: FileWork
+    staged: dict[int, str] = field(default_factory=dict)  # bucket -> staged part (relative to the stage)
+    quarantined: bool = False
+
+
+def map_job(job: MapJob) -> list[Mapped]:
+    key = worker_key(job.loader, job.key_id)
+    if job.failpoint:
+        failpoints.exit_worker(job.failpoint, job.stage)
+    rest = job.works
+    if job.kind == "pieces":
+        w = job.works[0]
+        rest = [] if pc.validate_in_pieces(w, job.paths[w.index], job.sizes[w.index], job.piece_bytes, key, job.now) else [w]
+    elif job.kind == "batch":
+        rest = bt.validate_batch(job.works, job.paths, key, job.now)
+    for w in rest:
+        fl.read_and_validate(w, job.paths[w.index], key, job.now, None, job.engine)
+    return [_stage_work(w, job) for w in job.works]
+
+
+def _stage_work(w: FileWork, job: MapJob) -> Mapped:
+    """``w``'s rows that passed, with ``__seq`` (their place in the file), to the staging area:
+    payroll by employer partition; its quarantined rows to the staging area too."""
+    out = Mapped(w)
+    if w.passed:
+        same = all(p.schema == w.passed[0].schema for p in w.passed)
+        rows = pl.concat(w.passed, how="vertical" if same else "diagonal_relaxed")
+        rows = rows.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("__seq"))
+        n = job.buckets if w.dataset == "payroll" else 1
+        bucket = (pl.col("employer_id").hash(seed=28) % n).cast(pl.Int64) if n > 1 else pl.lit(0, dtype=pl.Int64)
+        rows = rows.with_columns(bucket.alias("__bucket"))
+        for (b,), part in rows.partition_by("__bucket", as_dict=True, maintain_order=True).items():
+            rel = f"map/{w.dataset}/b{b}/f{w.index}.parquet"
+            lk.write_parquet_atomic(part.drop("__bucket"), job.stage / rel)
+            out.staged[int(b)] = rel
+    if w.quarantine:
+        q = pl.DataFrame(w.quarantine, schema=QUARANTINE_ROWS)
+        lk.write_parquet_atomic(q, job.stage / f"quarantine/f{w.index}.parquet")
+        out.quarantined = True
+    w.passed, w.quarantine = [], []
+    lake_files.take_sums(job.stage)
+    return out
+
+
+# --- reduce: the run-level rules per employer partition ---------------------------------------------
+
+@dataclass
+class Reduced:
+    """What a reduce gives the driver: the cross-row rejects of each rule pass (``cross_row_hits``,
+    no cell), accepted lines and the ids of accepted rows per file, the partitions it holds
+    (year -> its first row's place) and the parts it wrote (with sha256)."""
+
+    hits: list[tuple[str, pl.DataFrame]] = field(default_factory=list)
+    accepted: dict[int, int] = field(default_factory=dict)
+    ids: dict[int, dict[str, set[str]]] = field(default_factory=dict)
+    years: dict[str, dict] = field(default_factory=dict)
+    staged: dict[str, str] = field(default_factory=dict)  # dataset -> accepted rows in the staging area
+    replaced: list[dict] = field(default_factory=list)
+    parts_of: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # dataset -> sha -> parts
+    sums: dict[str, str | None] = field(default_factory=dict)
+
+
+def _read_staged(stage: Path, rels: list[str]) -> pl.DataFrame:
+    """Staged rows in the single-process route's order (file, then place in the file), with
+    ``POS`` (wide rows: 0, file, place)."""
+    rows = pl.concat([storage.read_parquet(stage / r) for r in rels], how="diagonal_relaxed")
+    rows = rows.with_columns((pl.col("__order") // ORDER_BASE).alias("__kf")).sort(["__kf", "__seq"])
+    return rows.with_columns(pl.lit(0, dtype=pl.Int64).alias("__k0"), pl.col("__seq").alias("__kp")).drop("__seq")
+
+
+def _keep(frame: pl.DataFrame, gone: pl.DataFrame) -> pl.DataFrame:
+    return frame.filter(~pl.col("__order").is_in(gone.get_column("__order").implode()))
+
+
+def _ids(rows: pl.DataFrame) -> dict[int, dict[str, set[str]]]:
+    out: dict[int, dict[str, set[str]]] = {}
+    cols = [c for c in ("employer_id", "application_id") if c in rows.columns]
+    if not cols:
+        return out
+    for (f,), grp in rows.group_by(["__file"]):
+        out[int(f)] = {c: set(grp.get_column(c).drop_nulls().unique().cast(pl.String).to_list()) for c in cols}
+    return out
+
+
+def _aggregate(rows: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``cross_rows.aggregate_lines`` with each row's place (``POS``): a wide row keeps its own, a
+    row summed from code lines takes its first line's after every wide row (the order
+    ``aggregate_lines`` gives), a code line its own."""
+    canon, code_lines = xrows.aggregate_lines(rows.drop(POS))
+    if "__code" not in rows.columns:
+        return canon.hstack(rows.select(POS)), code_lines.hstack(pl.DataFrame(schema=dict.fromkeys(POS, pl.Int64)))
+    is_line = pl.col("__code").is_not_null()
+    lines = rows.filter(is_line).with_columns((pl.col("__order") // ORDER_BASE).alias("__fileno"))
+    wide_pos = rows.filter(~is_line).select(POS)
+    first = lines.group_by(["__fileno", *xrows.CHECK_KEY], maintain_order=True).agg(
+        pl.lit(1, dtype=pl.Int64).alias("__k0"), pl.col("__kf").first(), pl.col("__kp").min()).select(POS)
+    line_pos = lines.select(POS) if code_lines.height else pl.DataFrame(schema=dict.fromkeys(POS, pl.Int64))
+    return canon.hstack(pl.concat([wide_pos, first])), code_lines.hstack(line_pos)
+
+
+@dataclass
+class ReduceJob:
+    lake: Path
+    stage: Path
+    bucket: int
+    staged: list[str]  # the staged parts of the bucket (relative to the stage)
+
+
+def reduce_payroll(job: ReduceJob) -> Reduced:
+    """The run-level rules of payroll over one employer partition (``pipeline._accept``'s steps,
+    every one per employer or finer: exact copies, lines summed per check, copies of rows an
+    earlier run stored, nets and rates with the lake's rows of the same employees); the accepted
+    rows and code lines to the staging area."""
+    out = Reduced()
+    rows = _read_staged(job.stage, job.staged)
+    xr = xrows.cross_row_rejects("payroll", rows.drop(POS))
+    out.hits.append(("payroll:xr", pp.cross_row_hits(xr, rows)))
+    rows = _keep(rows, xr) if xr.height else rows
+    lines_frame = rows
+    rows, code_lines = _aggregate(rows)
+    again = pp.to_code_lines(earlier_rows.resent(rows.drop(POS), None, job.lake), code_lines)
+    out.hits.append(("payroll:again", pp.cross_row_hits(again, lines_frame)))
+    rows, code_lines = (_keep(rows, again), _keep(code_lines, again)) if again.height else (rows, code_lines)
+    xn = pp.payroll_sums(rows.drop(POS), code_lines.drop(POS), None, job.lake)
+    out.hits.append(("payroll:xn", pp.cross_row_hits(xn, lines_frame)))
+    rows, code_lines = (_keep(rows, xn), _keep(code_lines, xn)) if xn.height else (rows, code_lines)
+    for dataset, frame in (("payroll_lines", code_lines), ("payroll", rows)):
+        if frame.height == 0:
+            continue
+        frame = frame.with_columns((pl.col("__order") // ORDER_BASE).alias("__file"))
+        rel = f"accepted/{dataset}/r{job.bucket}.parquet"
+        lk.write_parquet_atomic(frame, job.stage / rel)
+        out.staged[dataset] = rel
+        year = lk.PARTITION_KEYS[dataset][0]
+        firsts = frame.select(year.alias("__year"), *POS).sort(POS).unique("__year", keep="first", maintain_order=True)
+        out.years[dataset] = {r[0]: tuple(r[1:]) for r in firsts.iter_rows()}
+        if dataset == "payroll":
+            out.accepted = dict(frame.group_by("__file").agg(pl.col("line_count").sum()).iter_rows())
+            out.ids = _ids(frame)
+    lake_files.take_sums(job.stage)
+    return out
+
+
+@dataclass
+class WriteJob:
+    lake: Path
+    stage: Path
+    dataset: str  # payroll or payroll_lines
+    year: int
+    staged: list[str]
+    run_tag: str
+    index: list[int]
+    shas: list[str]
+
+
+def write_year(job: WriteJob) -> tuple[dict[str, list[str]], dict[str, str | None]]:
+    """One partition (a year) of payroll or its code lines: every reduce's accepted rows of the
+    year, in the single-process route's order, written as its one part of this run."""
+    lake_files.HASH_WRITES = True
+    key = lk.PARTITION_KEYS[job.dataset][0]
+    rows = pl.concat([storage.read_parquet(job.stage / r) for r in job.staged], how="diagonal_relaxed")
+    rows = rows.filter(key == job.year).sort(POS)
+    file_sha = pl.col("__file").replace_strict(job.index, job.shas, return_dtype=pl.String)
+    parts = lk.write_run_rows(job.lake, job.dataset, rows, job.run_tag, file_sha=file_sha)
+    return parts, _wrote(job.lake)
+
+
+def supersede(lake: Path, files: dict, new: dict[str, dict[str, str]]) -> tuple[list[dict], dict[str, str | None]]:
+    """``lake.supersede`` of each dataset replaced whole by a new version at its path (one task:
+    one writer of the note of parts being rewritten)."""
+    lake_files.HASH_WRITES = True
+    records: list[dict] = []
+    for dataset in lk.BY_PATH:
+        if new.get(dataset):
+            records += lk.supersede(lake, files, new[dataset], dataset)
+    return records, _wrote(lake)
+
+
+@dataclass
+class OtherJob:
+    """The datasets other than payroll, one task (small; their keys are not all per employer)."""
+
+    lake: Path
+    stage: Path
+    staged: dict[str, list[str]]  # dataset -> staged parts
+    payroll: list[str]  # the accepted payroll rows of the run (their ssn hashes: ``ids_that_are_ssns``)
+    run_tag: str
+    index: list[int]
+    shas: list[str]
+    rels: list[str]
+    key_id: str
+    loader: object
+
+
+def other_datasets(job: OtherJob) -> Reduced:
+    """``pipeline._accept`` and ``_store`` for every dataset but payroll: exact copies and
+    conflicting keys, roster employee ids that are ssns of the payroll (this run's and the
+    lake's), the replacement by key of earlier rows, this run's parts."""
+    lake_files.HASH_WRITES = True
+    out = Reduced()
+    accepted: dict[str, pl.DataFrame] = {}
+    for dataset in schema.STAGED:
+        if dataset == "payroll" or not job.staged.get(dataset):
+            continue
+        rows = _read_staged(job.stage, job.staged[dataset]).drop(POS)
+        xr = xrows.cross_row_rejects(dataset, rows)
+        out.hits.append((f"{dataset}:xr", pp.cross_row_hits(xr, rows)))
+        rows = _keep(rows, xr) if xr.height else rows
+        if dataset == "roster":
+            payroll = pl.concat([storage.read_parquet(job.stage / r, columns=["ssn_hash"]) for r in job.payroll]) \
+                if job.payroll else None
+            xs = earlier_rows.ids_that_are_ssns(rows, payroll, None, worker_key(job.loader, job.key_id), job.lake)
+            out.hits.append((f"{dataset}:xs", pp.cross_row_hits(xs, rows)))
+            rows = _keep(rows, xs) if xs.height else rows
+        accepted[dataset] = rows.with_columns((pl.col("__order") // ORDER_BASE).alias("__file"))
+    file_sha = pl.col("__file").replace_strict(job.index, job.shas, return_dtype=pl.String)
+    file_rel = pl.col("__file").replace_strict(job.index, job.rels, return_dtype=pl.String)
+    for dataset, rows in accepted.items():
+        if dataset not in lk.BY_PATH:
+            new = rows.select(*schema.STAGED[dataset], "__file").with_columns(
+                file_sha.alias("_file_sha256"), file_rel.alias("source_file")).drop("__file")
+            out.replaced += lk.replace_by_key(job.lake, dataset, new, set(job.shas))
+    for dataset, rows in accepted.items():
+        out.parts_of[dataset] = lk.write_run_rows(job.lake, dataset, rows, job.run_tag, file_sha=file_sha)
+        out.accepted.update(rows.group_by("__file").len().iter_rows())
+        out.ids.update(_ids(rows))
+    out.sums = _wrote(job.lake)
+    return out
+
+
+@dataclass
+class FinishJob:
+    """One file with quarantined rows or cross-row rejects (``calls``: its hits of each rule pass, in order)."""
+
+    work: FileWork
+    path: Path
+    lake: Path
+    stage: Path
+    quarantined: bool
+    calls: list[pl.DataFrame]
+    key_id: str
+    loader: object
+
+
+def finish_file(job: FinishJob) -> tuple[FileWork, str | None, dict[str, set[str]], dict[str, str | None]]:
+    """The cross-row rejects of a file quoted from its cells (the file read again, as
+    ``pipeline._cross_row_records`` does) and its quarantine part written; returns its
+    ``FileWork`` (rejects added), the part, the ids its quarantined rows name, what it wrote."""
+    lake_files.HASH_WRITES = True
+    w = job.work
+    if job.quarantined:
+        w.quarantine = storage.read_parquet(job.stage / f"quarantine/f{w.index}.parquet").to_dicts()
+    calls = [c for c in job.calls if c.height]
+    if calls:
+        key = worker_key(job.loader, job.key_id)
+        for hits in calls:
+            pp.quote_hits(hits, {w.index: w}, {w.index: job.path}, key)
+    qpart, ids = None, {}
+    if w.quarantine:
+        q = pl.DataFrame(w.quarantine, schema=QUARANTINE_ROWS)
+        ids = {c: set(q.get_column(c).drop_nulls().unique().to_list()) for c in ("employer_id", "application_id")}
+        qpart = lk.write_quarantine(job.lake, w.dataset, q.with_columns(
+            pl.lit(w.sha).alias("file_sha256"), pl.lit(w.rel).alias("source_file")), w.sha)
+    w.quarantine = []
+    return w, qpart, ids, _wrote(job.lake)
