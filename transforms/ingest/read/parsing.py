@@ -91,6 +91,12 @@ def fitted(frame: pl.DataFrame, column: str, fmt):
     })
 
 
+def one_chunk(cells: pl.Series) -> pl.Series:
+    """``cells`` in one chunk when in many: Polars 2.1 builds replace_strict's mapping once per
+    chunk (``transforms.pii.hash_ssn_column``)."""
+    return cells.rechunk() if cells.n_chunks() > 16 else cells
+
+
 def numbers(cells: pl.Series, fmt) -> pl.Series:
     """``cells`` read as ``number_expr`` reads them, each cell by the steps it needs: the costly
     ones (a thousands separator taken from between digit groups, a parenthesis) only on the cells

@@ -30,6 +30,7 @@ from transforms.ingest.read.parsing import (
     date_expr,
     number_expr,
     numbers,
+    one_chunk,
     period_from_pay_date,
     received_at_expr,
     text_expr,
@@ -154,7 +155,7 @@ class _Cells:
     def _dates(self, col: str) -> pl.Series:
         """Each distinct cell parsed once (a date recurs on every line of a check, every row of a
         pay period) and the dates put back in the cells' places."""
-        cells = _one_chunk(self.table.frame.get_column(self.field_col[col]))
+        cells = one_chunk(self.table.frame.get_column(self.field_col[col]))
         distinct = cells.unique().drop_nulls().to_frame("v")
         own = distinct.select(date_expr(pl.col("v"), self.profile.date_formats, universal=False)).to_series()
         given = distinct.select(text_expr(pl.col("v")).is_not_null()).to_series()
@@ -180,12 +181,6 @@ class _Cells:
         for ch in self.profile.employer_id_strip:
             e = e.str.replace_all(ch, "", literal=True)
         return e
-
-
-def _one_chunk(cells: pl.Series) -> pl.Series:
-    """``cells`` in one chunk when in many: Polars 2.1 builds replace_strict's mapping once per
-    chunk (``transforms.pii.hash_ssn_column``)."""
-    return cells.rechunk() if cells.n_chunks() > 16 else cells
 
 
 def _raw_cells(table, ssn_cols: set[str]) -> pl.DataFrame:
@@ -372,7 +367,7 @@ def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> S
     padded = 0
     if ssn_fields:
         # each distinct ssn cell worked out once (an employee's ssn is on every line and row)
-        cells = _one_chunk(typed.get_column("ssn"))
+        cells = one_chunk(typed.get_column("ssn"))
         distinct = cells.unique().drop_nulls().to_frame("ssn")
         padded_cells = distinct.get_column("ssn").filter(
             distinct.get_column("ssn").str.strip_chars().str.contains(r"^\d{7,8}$"))
