@@ -28,7 +28,7 @@ def number_expr(e: pl.Expr, fmt) -> pl.Expr:
     plain = not (fmt.currency or fmt.thousands or fmt.parentheses_negative or fmt.trailing_minus)
     if plain and fmt.decimal == ".":
         v = s.cast(pl.Float64, strict=False)
-        v = pl.when(s.str.contains(PLAIN) & v.is_finite()).then(v)
+        v = pl.when(v.is_finite()).then(v)  # what casts to a finite number is PLAIN (a property test)
         if getattr(fmt, "blank", "missing") == "zero":
             v = pl.when(s.is_null() | (s == "")).then(pl.lit(0.0)).otherwise(v)
         return v
@@ -51,9 +51,8 @@ def number_expr(e: pl.Expr, fmt) -> pl.Expr:
         s = s.str.replace_all(rf"(\d){re.escape(fmt.thousands)}(\d{{3}})", "$1$2")
     if fmt.decimal == ",":
         s = s.str.replace(",", ".", literal=True)
-    ok = s.str.contains(PLAIN)
     v = s.cast(pl.Float64, strict=False)
-    v = pl.when(ok & v.is_finite()).then(v)
+    v = pl.when(v.is_finite()).then(v)
     # (no sign branch unless the format has one: a when/otherwise evaluates both sides)
     v = v if neg is None else pl.when(neg).then(-v).otherwise(v)
     if getattr(fmt, "blank", "missing") == "zero":
@@ -67,7 +66,7 @@ UNIVERSAL_DATES = ("%Y-%m-%d", "%m/%d/%Y", "%m/%d/%y", "%Y-%m-%d %H:%M:%S", "%Y-
 FIRST_YEAR = 1900  # a year before it is a misreading ("1/5/23" by %Y is the year 23), never a date
 
 
-_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", re.ASCII)  # digits as exports write them, as the cast reads them
 
 
 def fitted(frame: pl.DataFrame, column: str, fmt):
@@ -131,7 +130,7 @@ def parse_number(text: str, fmt) -> float | None:
         neg, s = True, s[:-1]
     if fmt.thousands:
         for _ in range(2):
-            s = re.sub(rf"(\d){re.escape(fmt.thousands)}(\d{{3}})", r"\1\2", s)
+            s = re.sub(rf"(\d){re.escape(fmt.thousands)}(\d{{3}})", r"\1\2", s, flags=re.ASCII)
     if fmt.decimal == ",":
         s = s.replace(",", ".", 1)
     if not _NUMBER.fullmatch(s):
