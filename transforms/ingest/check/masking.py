@@ -72,6 +72,9 @@ def masked_ssns(values: pl.Series, ssn_digits: frozenset[str]) -> pl.Series:
     Worked out on the distinct values (an id column of 25,000 rows has a few hundred), then
     mapped back only when something changed, so the regex work does not grow with the rows.
     """
+    longest = values.str.len_bytes().max()
+    if longest is None or longest < (9 if ssn_digits else 11):  # too short to hold 9 digits, or a dashed ssn
+        return values
     distinct = values.unique().drop_nulls()
     m = distinct.to_frame("v")
     if ssn_digits:

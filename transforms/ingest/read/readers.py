@@ -247,7 +247,7 @@ def _check_bytes(data: bytes, delimiter: str, encodings: list[str]) -> _Checked 
         return None
     if b"\x00" in data:
         return None
-    quotes = data.count(b'"')
+    quotes = data.count(b'"') if b'"' in data else 0  # (a search stops at the first; a count reads every byte)
     enc = _fast_encoding(data, encodings)
     if enc is None:
         return None
