@@ -150,3 +150,14 @@ def test_the_hourly_rate_is_a_rule_of_the_pay_period_over_all_its_lines():
     assert "$550.0 an hour" in msg and "payroll/f0.csv:3, payroll/f1.csv:4" in msg
     # the lake's lines of the period count too: hours sent earlier make this pay plausible
     assert implausible_rates(rates([(1, 14, 0.01, 600, 0)]), rates([(1, 14, 39.99, 0, 1)]).drop("__order")).height == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=2**64 - 1) | st.sampled_from([0, 1, 2**64 - 1, 7]), max_size=50))
+def test_repeated_values_found_by_sorting_are_the_duplicated(values):
+    from transforms.ingest.check.cross_rows import _repeated
+
+    h = pl.Series(values, dtype=pl.UInt64)
+    got = _repeated(h)
+    want = h.is_duplicated()
+    assert (got is None and not want.any()) or (got is not None and got.to_list() == want.to_list())

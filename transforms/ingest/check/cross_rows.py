@@ -82,14 +82,24 @@ def _same_as_prev(cols: list[str]) -> pl.Expr:
     return pl.all_horizontal([pl.col(c) == pl.col(c).shift(1) for c in cols]).fill_null(False)
 
 
+def _repeated(h: pl.Series) -> pl.Series | None:
+    """Where a value of ``h`` occurs more than once (None: nowhere). By a sort (Polars sorts on
+    every core: a third of ``is_duplicated``'s time at 5M values) and the sorted neighbours."""
+    s = h.sort().to_numpy()
+    same = s[1:] == s[:-1]
+    if not same.any():
+        return None
+    return h.is_in(pl.Series(np.unique(s[1:][same])).implode())
+
+
 def _payroll_duplicates(rows: pl.DataFrame, values: list[str]) -> pl.DataFrame:
     """Exact copies among payroll rows, looked for only among rows whose values hash alike (one
     hash of each row's values; a copy hashes as its original, and rows that merely collide are
     told apart by comparing their values): a line-per-code export's lines all share an employee
     and a period, so that key alone would compare every line."""
     h = rows.select(values).hash_rows()
-    cand = h.is_duplicated()
-    if not cand.any():
+    cand = _repeated(h)
+    if cand is None:
         return pl.DataFrame(schema=CROSS_SCHEMA)
     return _exact_duplicates(rows.filter(cand), values).cast(CROSS_SCHEMA)
 

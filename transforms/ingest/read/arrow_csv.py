@@ -21,7 +21,8 @@ def read_delimited_arrow(data: bytes, text: str, enc: str, delimiter: str) -> Ra
     import pyarrow as pa
     import pyarrow.csv as pacsv
 
-    if "\r" in text and text.count("\r") != text.count("\r\n"):
+    raw = data if enc in ("utf-8", "utf-8-sig") else text.encode("utf-8")
+    if b"\r" in raw and raw.count(b"\r") != raw.count(b"\r\n"):
         return None
     reader = csv.reader(io.StringIO(text[:1 << 16], newline=""), delimiter=delimiter)
     try:
@@ -35,7 +36,6 @@ def read_delimited_arrow(data: bytes, text: str, enc: str, delimiter: str) -> Ra
     n = len(headers)
     names = [f"c{i}" for i in range(n)]
     bad: list = []
-    raw = data if enc in ("utf-8", "utf-8-sig") else text.encode("utf-8")
     try:
         table = pacsv.read_csv(
             pa.py_buffer(raw),
@@ -47,7 +47,7 @@ def read_delimited_arrow(data: bytes, text: str, enc: str, delimiter: str) -> Ra
                                                  strings_can_be_null=False, quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
         return None
-    lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+    lines = raw.count(b"\n") + (0 if raw.endswith(b"\n") else 1)
     if bad or table.num_rows != lines - 1:
         return None
     frame = pl.from_arrow(table).with_row_index("__line", offset=2).with_columns(pl.col("__line").cast(pl.Int64))

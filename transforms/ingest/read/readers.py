@@ -271,8 +271,10 @@ def _check_bytes(data: bytes, delimiter: str, encodings: list[str]) -> _Checked 
     n = len(headers)
     if n == 1 and (b"\n\n" in data or b"\n\r\n" in data):
         return None  # an empty line (with n > 1 it would lack delimiters)
-    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     d = delimiter.encode("ascii")
+    if any(line.count(d) != n - 1 for line in data[end + 1:end + 1 + (1 << 16)].split(b"\n")[:-1]):
+        return None  # a line of another width among the first (a cell holding the delimiter): said early
+    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     if data.count(d) != (n - 1) * n_lines:
         return None  # with Polars refusing longer lines below, every line has n - 1 delimiters
     if not data.endswith(b"\n") and data[data.rfind(b"\n") + 1:].count(d) != n - 1:
