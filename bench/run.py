@@ -56,6 +56,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     ap.add_argument("--repeat", type=int, default=3,
                     help="floor and end-to-end runs per size, in pairs; the median of each (1 with --quick)")
+    ap.add_argument("--rss-cap-gb", type=float, default=8.0,
+                    help="kill a measured process tree whose RSS passes this (the machine is shared; default 8)")
     ap.add_argument("--output", type=Path, help="results file (default bench/results/latest.json)")
     return ap.parse_args(argv)
 
@@ -63,6 +65,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
     h.API_MODE["mode"] = a.api
+    h.RSS_CAP["gb"] = a.rss_cap_gb
     if a.api == "server":
         with h.PrefectServer(h.DATA / "runs") as srv:
             print(f"Prefect API {srv.url} (started in {srv.startup_s} s) serves the measured runs")
@@ -192,6 +195,8 @@ def phase_shaped(con, runs_dir: Path, label: str, clean: Path, repeat: int, clea
     for i in range(repeat):
         floors.append(measures.shaped_floor(d, runs_dir, f"{label}-shaped"))
         e2es.append(measures.end_to_end(d, runs_dir, f"{label}-shaped" if i == 0 else f"{label}-shaped-{i + 1}"))
+        if e2es[-1].get("rss_cap_killed"):  # the next ones would pass the cap too
+            break
     r["floor"], r["e2e"] = h.median_run(floors), h.median_run(e2es)
     print_pair(con, "shaped ", floors, e2es, r)
     e = r["e2e"]
