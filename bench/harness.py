@@ -64,13 +64,32 @@ def child_env() -> dict[str, str]:
     return env
 
 
+RSS_CAP = {"gb": 8.0}  # --rss-cap-gb: a measured process tree above it is stopped (the machine is shared)
+
+
+def _stop_tree(proc: psutil.Popen, procs: list) -> None:
+    """Kill the measured command and its children of its session (the shared Prefect API a run
+    may have started has a session of its own and is left running)."""
+    try:
+        sid = os.getsid(proc.pid)
+    except OSError:
+        return
+    for p in reversed(procs):
+        try:
+            if os.getsid(p.pid) == sid:
+                p.kill()
+        except (OSError, psutil.Error):
+            continue
+
+
 def measure(cmd: list[str], log: Path, *, env: dict | None = None, interval: float = 0.05) -> dict:
     """Run cmd; wall time, peak RSS of the whole process tree (sum, polled), CPU time.
 
     The page cache is flushed first (``os.sync``), so no command pays for writing back what
     the one before it wrote (the floor's 10M-row file, a previous run's pages). User and system
     CPU seconds are kept apart: on this machine most of the spread between runs of the same
-    code is system time.
+    code is system time. A tree whose RSS passes ``RSS_CAP`` is killed (``rss_cap_killed``: its
+    return code is the kill's, so the run counts as failed).
     """
     log.parent.mkdir(parents=True, exist_ok=True)
     s0 = time.perf_counter()
@@ -84,6 +103,7 @@ def measure(cmd: list[str], log: Path, *, env: dict | None = None, interval: flo
         )
         peak = peak_main = 0
         peak_procs = 1
+        cap, capped = RSS_CAP["gb"] * GB, False
         while proc.poll() is None:
             total = 0
             try:
@@ -100,6 +120,11 @@ def measure(cmd: list[str], log: Path, *, env: dict | None = None, interval: flo
                     peak_main = max(peak_main, rss)
             peak = max(peak, total)
             peak_procs = max(peak_procs, len(procs))
+            if total > cap and not capped:
+                capped = True
+                _stop_tree(proc, procs)
+                out.write(f"\nbench: killed: the process tree's RSS {total / GB:.2f} GB passed the cap of "
+                          f"{RSS_CAP['gb']} GB (--rss-cap-gb)\n".encode())
             time.sleep(interval)
     wall = time.perf_counter() - t0
     ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -116,6 +141,7 @@ def measure(cmd: list[str], log: Path, *, env: dict | None = None, interval: flo
         "peak_rss_main_gb": round(peak_main / GB, 3),
         "max_processes": peak_procs,
         "log": str(log.relative_to(REPO)),
+        **({"rss_cap_killed": True, "rss_cap_gb": RSS_CAP["gb"]} if capped else {}),
     }
 
 

@@ -29,7 +29,32 @@ TARGETS = {
     "dask_outputs_differing": ("<=", 0),  # files of the --dask-address run that are not the plain run's
     # issue 29: reading through a report profile (Gusto's journal) per row against the canonical layout
     "report_over_canonical_per_row": ("<=", 1.5),
+    # issue 28: the lake in an object store (S3 on a local moto server): the plain run's outputs
+    "s3_outputs_differing": ("<=", 0),
 }
+# issue 28, per data set (clean, shaped) and size, added after the ones above:
+# marginal_over_floor_<set>_<size> (<= 3) and peak_rss_gb_<set>_<size> (<= 3 GB)
+PER_SET_TARGETS = {"marginal_over_floor": ("<=", 3.0), "peak_rss_gb": ("<=", 3.0)}
+DATA_SETS = ("clean", "shaped")
+
+
+def data_set(r_size: dict, name: str) -> dict | None:
+    """A size's measurements of one data set (the clean set's are the size's own)."""
+    return r_size if name == "clean" else r_size.get("shaped")
+
+
+def marginal_s(r: dict | None, small_run: float | None) -> float | None:
+    """End-to-end wall minus the warm 5-employer annual run (``startup_annual_s``)."""
+    if not r or small_run is None or r["e2e"]["returncode"] != 0:
+        return None
+    return round(r["e2e"]["wall_s"] - small_run, 2)
+
+
+def marginal_over_floor(r: dict | None, small_run: float | None) -> float | None:
+    m = marginal_s(r, small_run)
+    if m is None or r["floor"]["returncode"] != 0:
+        return None
+    return round(m / r["floor"]["wall_s"], 2)
 
 
 def verdict(value, op: str, target: float) -> str:
@@ -68,10 +93,33 @@ def ratios(result: dict, sizes: list[tuple[str, int]]) -> dict:
     if "same_outputs" in dask:
         values["dask_outputs_differing"] = len(dask["files_differing"])
     values["report_over_canonical_per_row"] = result.get("formats", {}).get("report_over_canonical_per_row")
+    s3 = result.get("s3", {})
+    if "outputs_differing" in s3:
+        values["s3_outputs_differing"] = s3["outputs_differing"]
     targets = dict(TARGETS)
     row_ratio = big["data"]["payroll_rows"] / small["data"]["payroll_rows"]
     targets["time_scaling"] = ("<=", round(1.1 * row_ratio, 2))
-    return {k: {"value": v, "target": f"{targets[k][0]} {targets[k][1]}", "result": verdict(v, *targets[k])}
+    failed = set()  # a run that failed: FAIL, not n/a
+    if s3 and s3.get("s3", {}).get("returncode", 0) != 0:
+        failed.add("s3_outputs_differing")
+    small_run = st.get("annual_s") if st.get("ok") else None
+    for metric, target in PER_SET_TARGETS.items():
+        for label in per_size:
+            for name in DATA_SETS:
+                r = data_set(per_size[label], name)
+                if r is None:
+                    continue
+                key = f"{metric}_{name}_{label}"
+                targets[key] = target
+                if r["e2e"]["returncode"] != 0 or r["floor"]["returncode"] != 0:
+                    values[key] = None
+                    failed.add(key)
+                elif metric == "peak_rss_gb":
+                    values[key] = r["e2e"]["peak_rss_gb"]
+                else:
+                    values[key] = marginal_over_floor(r, small_run)
+    return {k: {"value": v, "target": f"{targets[k][0]} {targets[k][1]}",
+                "result": "FAIL" if k in failed else verdict(v, *targets[k])}
             for k, v in values.items()}
 
 
@@ -93,7 +141,26 @@ def context(result: dict, sizes: list[tuple[str, int]]) -> dict:
         "e2e_us_per_row": {s: round(per_size[s]["e2e_per_row_s"] * 1e6, 3) for s in per_size},
         "startup_parts": st.get("parts"),
         "startup_cold_annual_s": st.get("cold_annual_s"),
+        # both data sets: the marginal seconds (end-to-end - startup_annual_s) and their ratios
+        "data_sets": {s: {name: set_context(data_set(per_size[s], name), st.get("annual_s"))
+                          for name in DATA_SETS if data_set(per_size[s], name)} for s in per_size},
+        "dask_over_plain": _over(big.get("scale_runs", {}).get("dask"), big["e2e"]),
+        "s3_over_plain": result.get("s3", {}).get("s3_over_plain"),
     }
+
+
+def _over(m: dict | None, base: dict) -> float | None:
+    if not m or m.get("returncode") != 0 or base.get("returncode") != 0:
+        return None
+    return round(m["wall_s"] / base["wall_s"], 2)
+
+
+def set_context(r: dict, small_run: float | None) -> dict:
+    e, f = r["e2e"], r["floor"]
+    return {"rows": r["data"]["payroll_rows"], "lines": r["data"].get("lines"), "files": r["data"]["files"],
+            "floor_s": f["wall_s"], "floor_gb": f["peak_rss_gb"], "e2e_s": e["wall_s"], "e2e_gb": e["peak_rss_gb"],
+            "marginal_s": marginal_s(r, small_run), "marginal_over_floor": marginal_over_floor(r, small_run),
+            "e2e_over_floor": r.get("e2e_over_floor"), "stages": e.get("stages", {})}
 
 
 def tables(con, result: dict, sizes: list[tuple[str, int]]) -> None:
@@ -116,19 +183,85 @@ def tables(con, result: dict, sizes: list[tuple[str, int]]) -> None:
                    f"{r.get('engine_core', {}).get('seconds', float('nan')):.2f}", f"{r['e2e_per_row_s'] * 1e6:.3f}",
                    str(r["reference"].get("compare_float", {}).get("mismatches", "n/a")))
     con.print(t2)
+    data_set_tables(con, result)
+    big_e2e = result["sizes"][sizes[-1][0]]["e2e"]
     sr = result["sizes"][sizes[-1][0]].get("scale_runs", {})
     if sr:
-        t3 = Table(title=f"other runs at {sizes[-1][0]}")
-        for c in ("run", "s", "GB", "note"):
+        t3 = Table(title=f"other runs at {sizes[-1][0]} (x annual: wall / the clean annual run's median)")
+        for c in ("run", "s", "GB", "x annual", "note"):
             t3.add_column(c, justify="left" if c in ("run", "note") else "right")
         for name, m in sr.items():
             note = "" if m.get("returncode") == 0 else "FAILED"
             if "same_outputs" in m:
-                note = "same outputs" if m["same_outputs"] else f"{len(m['files_differing'])} files differ"
+                n_diff = m.get("files_differing_count", len(m["files_differing"]))
+                note = "same outputs" if m["same_outputs"] else f"{n_diff} files differ"
             if "same_lake" in m:
-                note += (", same lake" if m["same_lake"] else ", another lake") + f"; ingest on the cluster {m['ingest_s']:.1f} s"
-            t3.add_row(name, f"{m.get('wall_s', float('nan')):.2f}", f"{m.get('peak_rss_gb', float('nan')):.2f}", note)
+                note += (", same lake" if m["same_lake"] else ", another lake")
+            if "ingest_s" in m:
+                note += f"; ingest on the cluster {m['ingest_s']:.1f} s"
+            ratio = _over(m, big_e2e)
+            t3.add_row(name, f"{m.get('wall_s', float('nan')):.2f}", f"{m.get('peak_rss_gb', float('nan')):.2f}",
+                       "n/a" if ratio is None else f"{ratio:.2f}", note)
         con.print(t3)
+    s3 = result.get("s3")
+    if s3:
+        t4 = Table(title=f"the lake in S3 (moto, local) at {result['settings']['sizes'][0]}: pairs with the plain run")
+        for c in ("run", "s", "GB", "x plain", "note"):
+            t4.add_column(c, justify="left" if c in ("run", "note") else "right")
+        for name in ("plain", "s3"):
+            m = s3.get(name)
+            if not m:
+                continue
+            note = "" if m["returncode"] == 0 else "FAILED"
+            if name == "s3" and "outputs_differing" in s3:
+                note = (f"{s3['outputs_differing']} files differ" if s3["outputs_differing"] else "same outputs") + (
+                    ", same lake" if s3["same_lake"] else ", another lake") + f"; bucket {s3['bucket_objects']} objects"
+            t4.add_row("--lake s3://" if name == "s3" else "plain (lake in the workdir)", f"{m['wall_s']:.2f}",
+                       f"{m['peak_rss_gb']:.2f}", f"{s3['s3_over_plain']:.2f}" if name == "s3" and "s3_over_plain" in s3
+                       else "", note)
+        con.print(t4)
+
+
+def _only_float_bits(vs: dict) -> bool:
+    """Every differing file a Parquet file whose only differences are floats within 1e-6."""
+    pd = vs.get("parquet_differences", {})
+    return (len(pd) == vs["files_differing_count"] and all(
+        v.get("only_floats_differ") and all(c["max_abs_diff"] < 1e-6 for c in v["columns_differing"].values())
+        for v in pd.values()))
+
+
+def data_set_tables(con, result: dict) -> None:
+    """The clean and the shaped data set side by side: the headline numbers, then the stages."""
+    from rich.table import Table
+
+    ctx = result.get("context", {}).get("data_sets", {})
+    if not any("shaped" in v for v in ctx.values()):
+        return
+    t = Table(title="clean and shaped data sets (marginal = end-to-end - startup_annual_s)")
+    cols = [("rows", "rows", "{:,}"), ("lines", "lines", "{:,}"), ("files", "files", "{}"), ("floor s", "floor_s", "{:.2f}"),
+            ("floor GB", "floor_gb", "{:.2f}"), ("e2e s", "e2e_s", "{:.2f}"), ("e2e GB", "e2e_gb", "{:.2f}"),
+            ("marginal s", "marginal_s", "{:.2f}"), ("marginal/floor", "marginal_over_floor", "{:.2f}")]
+    t.add_column("size")
+    t.add_column("set")
+    for head, _, _ in cols:
+        t.add_column(head, justify="right")
+    t.add_column("outputs")
+    for size, sets in ctx.items():
+        for name, c in sets.items():
+            vs = result["sizes"][size].get("shaped", {}).get("outputs_vs_clean") if name == "shaped" else None
+            outputs = "" if vs is None else ("= clean" if vs["same_outputs"] else f"{vs['files_differing_count']} differ"
+                                             + (" (floats' last bits)" if _only_float_bits(vs) else ""))
+            t.add_row(size, name, *("n/a" if c.get(k) is None else f.format(c[k]) for _, k, f in cols), outputs)
+    con.print(t)
+    stages = list(dict.fromkeys(k for sets in ctx.values() for c in sets.values() for k in c["stages"]))
+    t2 = Table(title="end-to-end stages (s; the stage lines of the median run)")
+    t2.add_column("stage")
+    heads = [(size, name) for size, sets in ctx.items() for name in sets]
+    for size, name in heads:
+        t2.add_column(f"{size} {name}", justify="right")
+    for stage in stages:
+        t2.add_row(stage, *(f"{ctx[s][n]['stages'].get(stage, float('nan')):.1f}" for s, n in heads))
+    con.print(t2)
 
 
 def machine() -> dict:

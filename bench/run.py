@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -43,6 +44,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                     help="skip reading a payroll report (Gusto's journal) against the canonical layout, per row")
     ap.add_argument("--no-scale-runs", action="store_true",
                     help="skip quarterly, what-if, corrected rerun and Dask at the largest size")
+    ap.add_argument("--no-shaped", action="store_true",
+                    help="skip the shaped data set (the same payroll as employers' systems write it: bench/shaped.py)")
+    ap.add_argument("--no-s3", action="store_true",
+                    help="skip the annual runs with the lake in S3 (a local moto server) at the smallest size")
     ap.add_argument(
         "--api", choices=["shared", "server", "ephemeral"], default="shared",
         help="shared (default): the embedded default of the CLI, one local API started on first use and "
@@ -51,6 +56,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     ap.add_argument("--repeat", type=int, default=3,
                     help="floor and end-to-end runs per size, in pairs; the median of each (1 with --quick)")
+    ap.add_argument("--rss-cap-gb", type=float, default=8.0,
+                    help="kill a measured process tree whose RSS passes this (the machine is shared; default 8)")
     ap.add_argument("--output", type=Path, help="results file (default bench/results/latest.json)")
     return ap.parse_args(argv)
 
@@ -58,6 +65,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     a = parse_args(argv)
     h.API_MODE["mode"] = a.api
+    h.RSS_CAP["gb"] = a.rss_cap_gb
     if a.api == "server":
         with h.PrefectServer(h.DATA / "runs") as srv:
             print(f"Prefect API {srv.url} (started in {srv.startup_s} s) serves the measured runs")
@@ -88,6 +96,8 @@ def run(a: argparse.Namespace, api: dict) -> int:
     if not a.no_scale_runs:
         label = sizes[-1][0]
         result["sizes"][label]["scale_runs"] = phase_scale_runs(con, result["sizes"][label], runs_dir, label)
+    if not a.no_s3:
+        result["s3"] = phase_s3(con, result["sizes"][sizes[0][0]], runs_dir, sizes[0][0], repeat)
     if not a.no_files_check:
         result["files_check"] = phase_files(con, runs_dir, sizes[0], a.seed)
     if not a.no_formats:
@@ -133,6 +143,7 @@ def phase_size(con, a: argparse.Namespace, runs_dir: Path, label: str, employers
     con.rule(f"size {label}: {employers:,} employers")
     d, info = h.dataset(employers, a.seed)
     con.print(f"  data {d.relative_to(h.REPO)}: {info['payroll_rows']:,} rows in {info['files']} files")
+    info = {**info, **payroll_size(d)}
     r: dict = {"employers": employers, "data": info, "data_dir": str(d)}
     floors, e2es = [], []
     for i in range(repeat):  # pairs, so that both sides of each ratio see the same moment
@@ -140,10 +151,9 @@ def phase_size(con, a: argparse.Namespace, runs_dir: Path, label: str, employers
         e2es.append(measures.end_to_end(d, runs_dir, label if i == 0 else f"{label}-{i + 1}"))  # fresh folders
     r["floor"], r["e2e"] = h.median_run(floors), h.median_run(e2es)
     e = r["e2e"]
-    con.print(f"  floor: {r['floor']['wall_s']:.2f} s{h.runs_note(floors)}, {r['floor']['peak_rss_gb']:.2f} GB")
-    con.print(f"  end-to-end: rc {e['returncode']}, {e['wall_s']:.2f} s{h.runs_note(e2es)}, {e['peak_rss_gb']:.2f} GB")
-    if e.get("stages"):
-        con.print("  its stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in e["stages"].items()))
+    print_pair(con, "", floors, e2es, r)
+    if not a.no_shaped:
+        r["shaped"] = phase_shaped(con, runs_dir, label, d, repeat, e)
     if e["returncode"] != 0:
         con.print(f"[red]  end-to-end failed:[/]\n{e.get('error', '')}")
         return r | {"e2e_per_row_s": e["wall_s"] / info["payroll_rows"], "e2e_over_floor": None,
@@ -158,6 +168,95 @@ def phase_size(con, a: argparse.Namespace, runs_dir: Path, label: str, employers
               f"{rs['timed_float']['seconds']:.2f} s; mismatches {rs.get('compare_float', {}).get('mismatches', 'n/a')} "
               f"(float) / {rs.get('compare_exact', {}).get('mismatches', 'n/a')} (exact)")
     return r
+
+
+def print_pair(con, what: str, floors: list[dict], e2es: list[dict], r: dict) -> None:
+    e = r["e2e"]
+    con.print(f"  {what}floor: {r['floor']['wall_s']:.2f} s{h.runs_note(floors)}, {r['floor']['peak_rss_gb']:.2f} GB")
+    con.print(f"  {what}end-to-end: rc {e['returncode']}, {e['wall_s']:.2f} s{h.runs_note(e2es)}, "
+              f"{e['peak_rss_gb']:.2f} GB")
+    if e.get("stages"):
+        con.print("  its stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in e["stages"].items()))
+
+
+def phase_shaped(con, runs_dir: Path, label: str, clean: Path, repeat: int, clean_e2e: dict) -> dict:
+    """The shaped set (bench/shaped.py) of this size: its floor and end-to-end runs in pairs, as the
+    clean set's; the outputs of its median run compared with the clean set's median run."""
+    from bench.shaped import shaped
+
+    t0 = time.perf_counter()
+    d = shaped(clean)
+    build_s = round(time.perf_counter() - t0, 2)
+    info = shaped_info(d)
+    r: dict = {"data": info, "data_dir": str(d), "ready_s": build_s}
+    con.print(f"  shaped data {d.relative_to(h.REPO)} (ready in {build_s:.1f} s): {info['payroll_rows']:,} rows as "
+              f"{info['lines']:,} lines, {info['bytes'] / 1e6:,.0f} MB in {info['files']} files")
+    floors, e2es = [], []
+    for i in range(repeat):
+        floors.append(measures.shaped_floor(d, runs_dir, f"{label}-shaped"))
+        e2es.append(measures.end_to_end(d, runs_dir, f"{label}-shaped" if i == 0 else f"{label}-shaped-{i + 1}"))
+        if e2es[-1].get("rss_cap_killed"):  # the next ones would pass the cap too
+            break
+    r["floor"], r["e2e"] = h.median_run(floors), h.median_run(e2es)
+    print_pair(con, "shaped ", floors, e2es, r)
+    e = r["e2e"]
+    r["e2e_per_row_s"] = e["wall_s"] / info["payroll_rows"]
+    if e["returncode"] != 0:
+        con.print(f"[red]  shaped end-to-end failed:[/]\n{e.get('error', '')}")
+        return r
+    if r["floor"]["returncode"] != 0:
+        con.print(f"[red]  shaped floor failed:[/]\n{r['floor'].get('error', '')}")
+        return r
+    r["e2e_over_floor"] = round(e["wall_s"] / r["floor"]["wall_s"], 2)
+    if clean_e2e["returncode"] == 0:  # the same payroll: the same outputs expected
+        r["outputs_vs_clean"] = cmp = scale_runs.compare_outputs(Path(e["out"]), Path(clean_e2e["out"]))
+        con.print(f"  outputs against the clean set's run: {cmp['files_differing_count']} of {cmp['files_compared']:,} "
+                  f"files differ" + (f" ({', '.join(cmp['files_differing'][:5])})" if cmp["files_differing"] else ""))
+        for k, v in cmp.get("parquet_differences", {}).items():
+            con.print(f"    {k}: {json.dumps(v.get('columns_differing', v))}")
+    return r
+
+
+def shaped_info(d: Path) -> dict:
+    """Rows (the clean set's), files, bytes and lines of the shaped payroll, and files per layout."""
+    info = json.loads((d / ".bench.json").read_text())
+    layouts: dict[str, int] = {}
+    for f in sorted((d / "payroll").iterdir()):
+        name = next((x for x in info.get("shaped", [])[1:] if f.stem.endswith(x)), "canonical")
+        layouts[name] = layouts.get(name, 0) + 1
+    return {"payroll_rows": info["payroll_rows"], "employers": info["employers"], **payroll_size(d),
+            "files_per_layout": layouts}
+
+
+def payroll_size(d: Path) -> dict:
+    """The payroll files' count, bytes and lines (headers included)."""
+    files = sorted(f for f in (d / "payroll").iterdir() if f.is_file())
+    lines = 0
+    for f in files:
+        with open(f, "rb") as fh:
+            lines += sum(buf.count(b"\n") for buf in iter(lambda fh=fh: fh.read(1 << 24), b""))
+    return {"files": len(files), "bytes": sum(f.stat().st_size for f in files), "lines": lines}
+
+
+def phase_s3(con, r: dict, runs_dir: Path, label: str, repeat: int) -> dict:
+    """The annual run with ``--lake s3://...`` (a local moto server) against the plain run, in pairs."""
+    from bench.object_store import s3_annual
+
+    con.rule(f"the lake in S3 (moto) at {label}")
+    s3 = s3_annual(Path(r["data_dir"]), runs_dir, label, repeat)
+    if "s3" not in s3:
+        con.print(f"[red]  S3 runs failed:[/] {s3.get('error')}")
+        return s3
+    p, m = s3["plain"], s3["s3"]
+    con.print(f"  plain: rc {p['returncode']}, {p['wall_s']:.2f} s{h.runs_note(p['runs'])}, {p['peak_rss_gb']:.2f} GB")
+    con.print(f"  --lake s3://: rc {m['returncode']}, {m['wall_s']:.2f} s{h.runs_note(m['runs'])}, "
+              f"{m['peak_rss_gb']:.2f} GB; x{s3.get('s3_over_plain')} the plain run; outputs differing "
+              f"{s3.get('outputs_differing')}, same lake {s3.get('same_lake')}; bucket {s3['bucket_objects']} objects")
+    if m.get("stages"):
+        con.print("  its stages: " + ", ".join(f"{k} {v:.1f} s" for k, v in m["stages"].items()))
+    if m["returncode"] != 0:
+        con.print(f"[red]  the S3 run failed:[/]\n{m.get('error', '')}")
+    return s3
 
 
 def phase_scale_runs(con, r: dict, runs_dir: Path, label: str) -> dict:

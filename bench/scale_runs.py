@@ -131,10 +131,41 @@ def _on_cluster(cluster: subprocess.Popen, log: Path, src: Path, reference_out: 
     m.update(workers=DASK_WORKERS, cluster_start_s=cluster_s, ingest_on_cluster=True,
              ingest_s=round(m["stages"].get("ingest", 0.0) + m["stages"].get("validate", 0.0), 1))
     if m["returncode"] == 0:
-        mine, theirs = _outputs(out), _outputs(reference_out)
-        differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
-        m.update(same_outputs=not differ, files_compared=len(theirs), files_differing=differ[:20])
-        # the lake: the digest of its parts' sha256 (byte for byte the plain run's lake when equal)
-        lakes = [json.loads((o / "manifest.json").read_text())["inputs"]["lake_sha256"] for o in (out, reference_out)]
-        m["same_lake"] = lakes[0] == lakes[1]
+        m.update(compare_outputs(out, reference_out))
     return m
+
+
+def compare_outputs(out: Path, reference_out: Path) -> dict:
+    """Whether two annual runs' output folders hold the same files (``_outputs``: the run id as
+    RUN; the manifest, the index and PDFs left out), and the same lake (the digest of its parts'
+    sha256 in the manifests: byte for byte the same lake when equal)."""
+    mine, theirs = _outputs(out), _outputs(reference_out)
+    differ = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+    lakes = [json.loads((o / "manifest.json").read_text())["inputs"]["lake_sha256"] for o in (out, reference_out)]
+    out_ = {"same_outputs": not differ, "files_compared": len(theirs), "files_differing": differ[:20],
+            "files_differing_count": len(differ), "same_lake": lakes[0] == lakes[1]}
+    parquet = [k for k in differ if k.endswith(".parquet") and k in mine and k in theirs][:5]
+    if parquet:
+        out_["parquet_differences"] = {k: _parquet_difference(out / k, reference_out / k) for k in parquet}
+    return out_
+
+
+def _parquet_difference(a: Path, b: Path) -> dict:
+    """How two Parquet files of the same name differ: shape, the columns whose values differ, and
+    for float columns the largest absolute difference (a sum in another order differs in its last
+    bits)."""
+    import polars as pl
+
+    x, y = pl.read_parquet(a), pl.read_parquet(b)
+    if x.shape != y.shape or x.schema != y.schema:
+        return {"shape": [x.shape, y.shape], "same_schema": x.schema == y.schema}
+    cols = {}
+    for c in x.columns:
+        if x[c].equals(y[c]):
+            continue
+        if x[c].dtype.is_float():
+            cols[c] = {"rows": int((x[c] != y[c]).sum()), "max_abs_diff": float((x[c] - y[c]).abs().max())}
+        else:
+            cols[c] = {"rows": int((x[c] != y[c]).fill_null(True).sum())}
+    return {"rows": x.height, "columns_differing": cols,
+            "only_floats_differ": all(x[c].dtype.is_float() for c in cols)}
