@@ -32,6 +32,7 @@ no manifest lists).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -46,6 +47,7 @@ from transforms import failpoints, storage
 from transforms.ingest import cluster_tasks as ct
 from transforms.ingest import commit
 from transforms.ingest.check import batches as bt
+from transforms.ingest.local_client import LOCAL, LocalClient
 from transforms.ingest.plan import plan_files
 from transforms.ingest.read import submission as sub
 from transforms.ingest.report import IngestReport
@@ -82,6 +84,8 @@ def run_on_worker(address: str, fn, *args):
 
 
 def _gather(client, futures: list, what: str) -> list:
+    if isinstance(client, LocalClient):  # this process's threads: a task's error as it is
+        return client.gather(futures)
     from distributed.scheduler import KilledWorker
 
     try:
@@ -114,14 +118,29 @@ def _remove_tree(loc) -> None:
 def ingest_on_cluster(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, engine: str, address: str,
                       exclude: list[Path], key_loader=None, piece_bytes: int = 0, batch_bytes: int = 0) -> IngestReport:
     """``pipeline.ingest_folder`` on the cluster at ``address`` (see the module's docstring);
-    ``piece_bytes`` and ``batch_bytes``: the sizes of ``pipeline``'s pieces and batches."""
-    client = connect(address)
+    ``piece_bytes`` and ``batch_bytes``: the sizes of ``pipeline``'s pieces and batches.
+
+    ``address`` ``"local"`` (``local_client.LOCAL``), or ``"local:N"``: the same route on N
+    threads of this process (``local_client.LocalClient``; 2 by default), no Dask: the tasks get
+    ``key`` itself, the workers' fail points are not armed (they would end this process) and
+    ``lake_files.HASH_WRITES``, which the tasks set, is given back its value."""
+    local = address == LOCAL or address.startswith(LOCAL + ":")
+    client = LocalClient(int(address.partition(":")[2] or 2)) if local else connect(address)
+    hashing = lake_files.HASH_WRITES
+    if local:
+        key_loader = functools.partial(_same_key, key)
     stage = lake / STAGING / uuid.uuid4().hex[:12]
     try:
         return _ingest(client, root, workdir, lake, key, now, engine, exclude, key_loader, stage, (piece_bytes, batch_bytes))
     finally:
         _remove_tree(lake / STAGING)  # the whole area (one ingest at a time: the lock): no folder marker left
         client.close()
+        if local:
+            lake_files.HASH_WRITES = hashing
+
+
+def _same_key(key: HashKey) -> HashKey:
+    return key
 
 
 def _ingest(client, root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, engine: str,
@@ -180,7 +199,7 @@ def _map(client, plan, key: HashKey, now: datetime, engine: str, stage: Path, n:
         one_by_one = [w for w in one_by_one if w.index not in simple]
     groups += [("files", [w]) for w in one_by_one]
     fail = os.environ.get("IMPCREDIT_FAILPOINT")
-    fail = fail if fail in failpoints.WORKER_POINTS else None
+    fail = fail if fail in failpoints.WORKER_POINTS and not isinstance(client, LocalClient) else None
     jobs = [ct.MapJob(kind, ws, {w.index: paths[w.index] for w in ws}, {w.index: sizes[w.index] for w in ws}, now, engine,
                       key.key_id, loader, stage, n, piece_bytes, fail if i == 0 else None)
             for i, (kind, ws) in enumerate(sorted(groups, key=lambda g: g[1][0].index))]
