@@ -57,6 +57,7 @@ from transforms.pii import HashKey
 from transforms.stages import start
 
 STAGING = "_staging"
+BUCKET_BYTES = 64 * 2**20  # payroll's employer partitions: at least one per worker, and one per this much text
 CALLS = {"payroll": ["xr", "again", "xn"], "roster": ["xr", "xs"]}  # the rule passes of a dataset, in order
 
 
@@ -198,10 +199,12 @@ def _map(client, plan, key: HashKey, now: datetime, engine: str, stage: Path, n:
         groups += [("batch", b) for b in bt.batches(batched, sizes, batch_bytes)]
         one_by_one = [w for w in one_by_one if w.index not in simple]
     groups += [("files", [w]) for w in one_by_one]
+    payroll = sum(sizes[w.index] for w in todo if w.dataset == "payroll")
+    buckets = max(n, -(-payroll // BUCKET_BYTES))  # employer partitions: a reduce holds about BUCKET_BYTES of text
     fail = os.environ.get("IMPCREDIT_FAILPOINT")
     fail = fail if fail in failpoints.WORKER_POINTS and not isinstance(client, LocalClient) else None
     jobs = [ct.MapJob(kind, ws, {w.index: paths[w.index] for w in ws}, {w.index: sizes[w.index] for w in ws}, now, engine,
-                      key.key_id, loader, stage, n, piece_bytes, fail if i == 0 else None)
+                      key.key_id, loader, stage, buckets, piece_bytes, fail if i == 0 else None)
             for i, (kind, ws) in enumerate(sorted(groups, key=lambda g: g[1][0].index))]
     done = _gather(client, [client.submit(ct.map_job, j, pure=False) for j in jobs], "the files' validation")
     return sorted((m for ms in done for m in ms), key=lambda m: m.work.index)
@@ -241,13 +244,14 @@ def _write(client, lake: Path, stage: Path, mapped, reduced, works, run_tag: str
             for y, pos in r.years.get(dataset, {}).items():
                 first[y] = min(pos, first.get(y, pos))
         years += [(dataset, y) for y in sorted(first, key=first.get)]
-    jobs = [ct.WriteJob(lake, stage, d, y, [r.staged[d] for r in reduced if d in r.staged], run_tag, index, shas)
+    jobs = [ct.WriteJob(lake, stage, d, y, [r.staged[d][y] for r in reduced if y in r.staged.get(d, {})], run_tag,
+                        index, shas)
             for d, y in years]
     staged: dict[str, list[str]] = {}
     for m in mapped:
         if m.work.dataset != "payroll":
             staged.setdefault(m.work.dataset, []).extend(m.staged.values())
-    other = ct.OtherJob(lake, stage, staged, [r.staged["payroll"] for r in reduced if "payroll" in r.staged], run_tag,
+    other = ct.OtherJob(lake, stage, staged, [rel for r in reduced for rel in r.staged.get("payroll", {}).values()], run_tag,
                         index, shas, rels, key.key_id, loader)
     futures = [client.submit(ct.write_year, j, pure=False) for j in jobs]
     futures.append(client.submit(ct.other_datasets, other, pure=False))

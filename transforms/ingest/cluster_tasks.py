@@ -155,7 +155,7 @@ class Reduced:
     accepted: dict[int, int] = field(default_factory=dict)
     ids: dict[int, dict[str, set[str]]] = field(default_factory=dict)
     years: dict[str, dict] = field(default_factory=dict)
-    staged: dict[str, str] = field(default_factory=dict)  # dataset -> accepted rows in the staging area
+    staged: dict[str, dict] = field(default_factory=dict)  # dataset -> year -> accepted rows in the staging area
     replaced: list[dict] = field(default_factory=list)
     parts_of: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # dataset -> sha -> parts
     sums: dict[str, str | None] = field(default_factory=dict)
@@ -164,8 +164,10 @@ class Reduced:
 def _read_staged(stage: Path, rels: list[str]) -> pl.DataFrame:
     """Staged rows in the single-process route's order (file, then place in the file), with
     ``POS`` (wide rows: 0, file, place)."""
+    rels = sorted(rels, key=lambda r: int(r.rpartition("/f")[2].removesuffix(".parquet")))  # by file
     rows = pl.concat([storage.read_parquet(stage / r) for r in rels], how="diagonal_relaxed")
-    rows = rows.with_columns((pl.col("__order") // ORDER_BASE).alias("__kf")).sort(["__kf", "__seq"])
+    # each part is one file's rows in their place's order (``_stage_work``): by file, in order already
+    rows = rows.with_columns((pl.col("__order") // ORDER_BASE).alias("__kf"))
     return rows.with_columns(pl.lit(0, dtype=pl.Int64).alias("__k0"), pl.col("__seq").alias("__kp")).drop("__seq")
 
 
@@ -225,19 +227,26 @@ def reduce_payroll(job: ReduceJob) -> Reduced:
     xn = pp.payroll_sums(rows.drop(POS), code_lines.drop(POS), None, job.lake)
     out.hits.append(("payroll:xn", pp.cross_row_hits(xn, lines_frame)))
     rows, code_lines = (_keep(rows, xn), _keep(code_lines, xn)) if xn.height else (rows, code_lines)
+    del lines_frame
     for dataset, frame in (("payroll_lines", code_lines), ("payroll", rows)):
         if frame.height == 0:
             continue
         frame = frame.with_columns((pl.col("__order") // ORDER_BASE).alias("__file"))
-        rel = f"accepted/{dataset}/r{job.bucket}.parquet"
-        lk.write_parquet_atomic(frame, job.stage / rel)
-        out.staged[dataset] = rel
-        year = lk.PARTITION_KEYS[dataset][0]
-        firsts = frame.select(year.alias("__year"), *POS).sort(POS).unique("__year", keep="first", maintain_order=True)
-        out.years[dataset] = {r[0]: tuple(r[1:]) for r in firsts.iter_rows()}
         if dataset == "payroll":
             out.accepted = dict(frame.group_by("__file").agg(pl.col("line_count").sum()).iter_rows())
             out.ids = _ids(frame)
+        year = lk.PARTITION_KEYS[dataset][0]
+        out.years[dataset], out.staged[dataset] = {}, {}
+        # one staged part per year, its rows in ``POS`` order: ``write_year`` reads its year's only
+        by_year = frame.with_columns(year.alias("__year")).partition_by("__year", as_dict=True, maintain_order=True)
+        del frame
+        for (y,), part in by_year.items():
+            part = part.drop("__year").sort(POS)
+            rel = f"accepted/{dataset}/y{y}/r{job.bucket}.parquet"
+            lk.write_parquet_atomic(part, job.stage / rel)
+            out.staged[dataset][y] = rel
+            out.years[dataset][y] = part.select(POS).row(0)
+        del by_year
     lake_files.take_sums(job.stage)
     return out
 
@@ -260,7 +269,7 @@ def write_year(job: WriteJob) -> tuple[dict[str, list[str]], dict[str, str | Non
     lake_files.HASH_WRITES = True
     key = lk.PARTITION_KEYS[job.dataset][0]
     rows = pl.concat([storage.read_parquet(job.stage / r) for r in job.staged], how="diagonal_relaxed")
-    rows = rows.filter(key == job.year).sort(POS)
+    rows = rows.filter(key == job.year).sort(POS) if len(job.staged) > 1 else rows.filter(key == job.year)
     file_sha = pl.col("__file").replace_strict(job.index, job.shas, return_dtype=pl.String)
     parts = lk.write_run_rows(job.lake, job.dataset, rows, job.run_tag, file_sha=file_sha)
     return parts, _wrote(job.lake)
