@@ -28,6 +28,7 @@ from transforms.ingest.check.quarantine import FileWork
 from transforms.ingest.commit import QUARANTINE_ROWS
 from transforms.ingest.store import lake as lk
 from transforms.ingest.store import lake_files
+from transforms.ingest.store import staged as sg
 from transforms.pii import HashKey, KeyError_, load_key
 
 POS = ["__k0", "__kf", "__kp"]  # a row's place in the single-process route's order (wide rows, then sums)
@@ -131,8 +132,8 @@ def _stage_work(w: FileWork, job: MapJob) -> Mapped:
         bucket = (pl.col("employer_id").hash(seed=28) % n).cast(pl.Int64) if n > 1 else pl.lit(0, dtype=pl.Int64)
         rows = rows.with_columns(bucket.alias("__bucket"))
         for (b,), part in rows.partition_by("__bucket", as_dict=True, maintain_order=True).items():
-            rel = f"map/{w.dataset}/b{b}/f{w.index}.parquet"
-            lk.write_parquet_atomic(part.drop("__bucket"), job.stage / rel)
+            rel = f"map/{w.dataset}/b{b}/f{w.index}{sg.ext(job.stage)}"
+            sg.put(part.drop("__bucket"), job.stage / rel)
             out.staged[int(b)] = rel
     if w.quarantine:
         q = pl.DataFrame(w.quarantine, schema=QUARANTINE_ROWS)
@@ -164,8 +165,8 @@ class Reduced:
 def _read_staged(stage: Path, rels: list[str]) -> pl.DataFrame:
     """Staged rows in the single-process route's order (file, then place in the file), with
     ``POS`` (wide rows: 0, file, place)."""
-    rels = sorted(rels, key=lambda r: int(r.rpartition("/f")[2].removesuffix(".parquet")))  # by file
-    rows = pl.concat([storage.read_parquet(stage / r) for r in rels], how="diagonal_relaxed")
+    rels = sorted(rels, key=lambda r: int(r.rpartition("/f")[2].partition(".")[0]))  # by file
+    rows = pl.concat([sg.get(stage / r) for r in rels], how="diagonal_relaxed")
     # each part is one file's rows in their place's order (``_stage_work``): by file, in order already
     rows = rows.with_columns((pl.col("__order") // ORDER_BASE).alias("__kf"))
     return rows.with_columns(pl.lit(0, dtype=pl.Int64).alias("__k0"), pl.col("__seq").alias("__kp")).drop("__seq")
@@ -241,9 +242,11 @@ def reduce_payroll(job: ReduceJob) -> Reduced:
         by_year = frame.with_columns(year.alias("__year")).partition_by("__year", as_dict=True, maintain_order=True)
         del frame
         for (y,), part in by_year.items():
+            if y is None:  # no year: no part (as ``lake.write_run_rows`` filters by year)
+                continue
             part = part.drop("__year").sort(POS)
-            rel = f"accepted/{dataset}/y{y}/r{job.bucket}.parquet"
-            lk.write_parquet_atomic(part, job.stage / rel)
+            rel = f"accepted/{dataset}/y{y}/r{job.bucket}{sg.ext(job.stage)}"
+            sg.put(part, job.stage / rel)
             out.staged[dataset][y] = rel
             out.years[dataset][y] = part.select(POS).row(0)
         del by_year
@@ -267,12 +270,23 @@ def write_year(job: WriteJob) -> tuple[dict[str, list[str]], dict[str, str | Non
     """One partition (a year) of payroll or its code lines: every reduce's accepted rows of the
     year, in the single-process route's order, written as its one part of this run."""
     lake_files.HASH_WRITES = True
-    key = lk.PARTITION_KEYS[job.dataset][0]
-    rows = pl.concat([storage.read_parquet(job.stage / r) for r in job.staged], how="diagonal_relaxed")
-    rows = rows.filter(key == job.year).sort(POS) if len(job.staged) > 1 else rows.filter(key == job.year)
     file_sha = pl.col("__file").replace_strict(job.index, job.shas, return_dtype=pl.String)
-    parts = lk.write_run_rows(job.lake, job.dataset, rows, job.run_tag, file_sha=file_sha)
+    parts = {s: [rel] for s, rel in lk.write_run_part(job.lake, job.dataset, job.year, _merged(job), job.run_tag,
+                                                         file_sha=file_sha).items()}
     return parts, _wrote(job.lake)
+
+
+def _merged(job: WriteJob) -> pl.LazyFrame:
+    """The year's staged parts (each in ``POS`` order, ``reduce_payroll``) merged in ``POS``
+    order as they stream to the part: memory holds a few slices of each, never the year."""
+    want = {**schema.LAKE[job.dataset], "__file": pl.Int64, **dict.fromkeys(POS, pl.Int64)}
+    merged = None
+    for rel in job.staged:
+        scan = sg.get(job.stage / rel, lazy=True)
+        have = scan.collect_schema()
+        scan = scan.select([pl.col(c).cast(t) if c in have else pl.lit(None, dtype=t).alias(c) for c, t in want.items()])
+        merged = scan if merged is None else merged.merge_sorted(scan, key=POS)
+    return merged
 
 
 def supersede(lake: Path, files: dict, new: dict[str, dict[str, str]]) -> tuple[list[dict], dict[str, str | None]]:
@@ -317,7 +331,7 @@ def other_datasets(job: OtherJob) -> Reduced:
         out.hits.append((f"{dataset}:xr", pp.cross_row_hits(xr, rows)))
         rows = _keep(rows, xr) if xr.height else rows
         if dataset == "roster":
-            payroll = pl.concat([storage.read_parquet(job.stage / r, columns=["ssn_hash"]) for r in job.payroll]) \
+            payroll = pl.concat([sg.get(job.stage / r, columns=["ssn_hash"]) for r in job.payroll]) \
                 if job.payroll else None
             xs = earlier_rows.ids_that_are_ssns(rows, payroll, None, worker_key(job.loader, job.key_id), job.lake)
             out.hits.append((f"{dataset}:xs", pp.cross_row_hits(xs, rows)))
