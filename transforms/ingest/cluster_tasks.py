@@ -278,7 +278,7 @@ def write_year(job: WriteJob) -> tuple[dict[str, list[str]], dict[str, str | Non
 
 def _merged(job: WriteJob) -> pl.LazyFrame:
     """The year's staged parts (each in ``POS`` order, ``reduce_payroll``) merged in ``POS``
-    order as they stream to the part: memory holds a few slices of each, never the year."""
+    order as they stream to the part: memory holds about a record batch of each part, never the year."""
     want = {**schema.LAKE[job.dataset], "__file": pl.Int64, **dict.fromkeys(POS, pl.Int64)}
     merged = None
     for rel in job.staged:
