@@ -75,7 +75,7 @@ def test_the_staged_route_in_this_process_writes_the_plain_routes_lake_and_repor
         a, b = lake_bytes(tmp_path / "plain" / "lake"), lake_bytes(tmp_path / "local" / "lake")
         assert sorted(a) == sorted(b) and [k for k in a if a[k] != b[k]] == []
         assert not any((tmp_path / "local" / "lake" / "_staging").glob("*"))
-    assert lf.HASH_WRITES == hashing
+    assert lf.HASH_WRITES is hashing
     assert sum(r.rows_rejected for r in local.files) > 0 and local.replaced
     rules = set(local.rejects.get_column("rule").to_list())
     assert {"duplicate_row", "not_a_number"} <= {r.strip("'") for r in rules}
