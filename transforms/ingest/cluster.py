@@ -32,6 +32,7 @@ no manifest lists).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -46,6 +47,7 @@ from transforms import failpoints, storage
 from transforms.ingest import cluster_tasks as ct
 from transforms.ingest import commit
 from transforms.ingest.check import batches as bt
+from transforms.ingest.local_client import LOCAL, LocalClient
 from transforms.ingest.plan import plan_files
 from transforms.ingest.read import submission as sub
 from transforms.ingest.report import IngestReport
@@ -55,6 +57,7 @@ from transforms.pii import HashKey
 from transforms.stages import start
 
 STAGING = "_staging"
+BUCKET_BYTES = 64 * 2**20  # payroll's employer partitions: at least one per worker, and one per this much text
 CALLS = {"payroll": ["xr", "again", "xn"], "roster": ["xr", "xs"]}  # the rule passes of a dataset, in order
 
 
@@ -82,6 +85,8 @@ def run_on_worker(address: str, fn, *args):
 
 
 def _gather(client, futures: list, what: str) -> list:
+    if isinstance(client, LocalClient):  # this process's threads: a task's error as it is
+        return client.gather(futures)
     from distributed.scheduler import KilledWorker
 
     try:
@@ -114,14 +119,29 @@ def _remove_tree(loc) -> None:
 def ingest_on_cluster(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, engine: str, address: str,
                       exclude: list[Path], key_loader=None, piece_bytes: int = 0, batch_bytes: int = 0) -> IngestReport:
     """``pipeline.ingest_folder`` on the cluster at ``address`` (see the module's docstring);
-    ``piece_bytes`` and ``batch_bytes``: the sizes of ``pipeline``'s pieces and batches."""
-    client = connect(address)
+    ``piece_bytes`` and ``batch_bytes``: the sizes of ``pipeline``'s pieces and batches.
+
+    ``address`` ``"local"`` (``local_client.LOCAL``), or ``"local:N"``: the same route on N
+    threads of this process (``local_client.LocalClient``; 2 by default), no Dask: the tasks get
+    ``key`` itself, the workers' fail points are not armed (they would end this process) and
+    ``lake_files.HASH_WRITES``, which the tasks set, is given back its value."""
+    local = address == LOCAL or address.startswith(LOCAL + ":")
+    client = LocalClient(int(address.partition(":")[2] or 2)) if local else connect(address)
+    hashing = lake_files.HASH_WRITES
+    if local:
+        key_loader = functools.partial(_same_key, key)
     stage = lake / STAGING / uuid.uuid4().hex[:12]
     try:
         return _ingest(client, root, workdir, lake, key, now, engine, exclude, key_loader, stage, (piece_bytes, batch_bytes))
     finally:
         _remove_tree(lake / STAGING)  # the whole area (one ingest at a time: the lock): no folder marker left
         client.close()
+        if local:
+            lake_files.HASH_WRITES = hashing
+
+
+def _same_key(key: HashKey) -> HashKey:
+    return key
 
 
 def _ingest(client, root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, engine: str,
@@ -179,10 +199,12 @@ def _map(client, plan, key: HashKey, now: datetime, engine: str, stage: Path, n:
         groups += [("batch", b) for b in bt.batches(batched, sizes, batch_bytes)]
         one_by_one = [w for w in one_by_one if w.index not in simple]
     groups += [("files", [w]) for w in one_by_one]
+    payroll = sum(sizes[w.index] for w in todo if w.dataset == "payroll")
+    buckets = max(n, -(-payroll // BUCKET_BYTES))  # employer partitions: a reduce holds about BUCKET_BYTES of text
     fail = os.environ.get("IMPCREDIT_FAILPOINT")
-    fail = fail if fail in failpoints.WORKER_POINTS else None
+    fail = fail if fail in failpoints.WORKER_POINTS and not isinstance(client, LocalClient) else None
     jobs = [ct.MapJob(kind, ws, {w.index: paths[w.index] for w in ws}, {w.index: sizes[w.index] for w in ws}, now, engine,
-                      key.key_id, loader, stage, n, piece_bytes, fail if i == 0 else None)
+                      key.key_id, loader, stage, buckets, piece_bytes, fail if i == 0 else None)
             for i, (kind, ws) in enumerate(sorted(groups, key=lambda g: g[1][0].index))]
     done = _gather(client, [client.submit(ct.map_job, j, pure=False) for j in jobs], "the files' validation")
     return sorted((m for ms in done for m in ms), key=lambda m: m.work.index)
@@ -222,13 +244,14 @@ def _write(client, lake: Path, stage: Path, mapped, reduced, works, run_tag: str
             for y, pos in r.years.get(dataset, {}).items():
                 first[y] = min(pos, first.get(y, pos))
         years += [(dataset, y) for y in sorted(first, key=first.get)]
-    jobs = [ct.WriteJob(lake, stage, d, y, [r.staged[d] for r in reduced if d in r.staged], run_tag, index, shas)
+    jobs = [ct.WriteJob(lake, stage, d, y, [r.staged[d][y] for r in reduced if y in r.staged.get(d, {})], run_tag,
+                        index, shas)
             for d, y in years]
     staged: dict[str, list[str]] = {}
     for m in mapped:
         if m.work.dataset != "payroll":
             staged.setdefault(m.work.dataset, []).extend(m.staged.values())
-    other = ct.OtherJob(lake, stage, staged, [r.staged["payroll"] for r in reduced if "payroll" in r.staged], run_tag,
+    other = ct.OtherJob(lake, stage, staged, [rel for r in reduced for rel in r.staged.get("payroll", {}).values()], run_tag,
                         index, shas, rels, key.key_id, loader)
     futures = [client.submit(ct.write_year, j, pure=False) for j in jobs]
     futures.append(client.submit(ct.other_datasets, other, pure=False))

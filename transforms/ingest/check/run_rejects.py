@@ -23,6 +23,8 @@ CROSS_RULES = ("duplicate_row", "negative_net", "hourly_rate", "duplicate_key", 
 def cross_row_hits(xr: pl.DataFrame, allrows: pl.DataFrame) -> pl.DataFrame:
     """The cross-row rejects ``xr`` with what the reject records need of their rows: ``__order,
     rule, column, message, __line, source_sheet, employer_id, __file`` (no cell of the row)."""
+    if xr.height == 0:  # nothing to look up: the schema only
+        allrows = allrows.head(0)
     info = allrows.select("__order", pl.col("source_line").alias("__line"), "source_sheet",
                           "employer_id" if "employer_id" in allrows.columns else pl.lit(None, dtype=pl.String).alias("employer_id"))
     return xr.join(info, on="__order", how="left", maintain_order="left").with_columns(

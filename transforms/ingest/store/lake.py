@@ -134,20 +134,27 @@ def write_run_rows(lake: Path, dataset: str, rows: pl.DataFrame, run_tag: str, f
     """
     if rows.height == 0:
         return {}
-    sha = file_sha if file_sha is not None else pl.col("_file_sha256")
-    cols = [*[pl.col(c).cast(t) for c, t in schema.LAKE[dataset].items()], sha.alias("_file_sha256")]
-    key, fmt = PARTITION_KEYS.get(dataset, (None, dataset))
+    key, _ = PARTITION_KEYS.get(dataset, (None, dataset))
     keys = [None] if key is None else rows.select(key.unique(maintain_order=True)).to_series().to_list()
     out: dict[str, list[str]] = {}
     for k in keys:
-        rel = f"{fmt.format(k)}/{_part_name(run_tag)}"
-        part = (rows.lazy() if key is None else rows.lazy().filter(key == k)).select(cols)
-        with _atomic(lake / rel) as tmp:
-            part.sink_parquet(tmp, statistics=True, compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS)
-            shas = pl.scan_parquet(tmp).select(pl.col("_file_sha256").unique(maintain_order=True)).collect()
-        for s_ in shas.to_series().to_list():
+        for s_, rel in write_run_part(lake, dataset, k, rows.lazy() if key is None else rows.lazy().filter(key == k),
+                                      run_tag, file_sha).items():
             out.setdefault(s_, []).append(rel)
     return out
+
+
+def write_run_part(lake: Path, dataset: str, k, rows: pl.LazyFrame, run_tag: str, file_sha: pl.Expr | None = None
+                   ) -> dict[str, str]:
+    """The run's part of partition ``k`` of ``dataset``: ``rows`` (lazy: streamed to the file)
+    as ``write_run_rows`` writes them; the part (relative) of each file sha it holds."""
+    sha = file_sha if file_sha is not None else pl.col("_file_sha256")
+    cols = [*[pl.col(c).cast(t) for c, t in schema.LAKE[dataset].items()], sha.alias("_file_sha256")]
+    rel = f"{PARTITION_KEYS.get(dataset, (None, dataset))[1].format(k)}/{_part_name(run_tag)}"
+    with _atomic(lake / rel) as tmp:
+        rows.select(cols).sink_parquet(tmp, statistics=True, compression=COMPRESSION, row_group_size=ROW_GROUP_ROWS)
+        shas = pl.scan_parquet(tmp).select(pl.col("_file_sha256").unique(maintain_order=True)).collect()
+    return dict.fromkeys(shas.to_series().to_list(), rel)
 
 
 def remove_orphans(lake: Path, manifest: dict) -> list[str]:

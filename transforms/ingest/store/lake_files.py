@@ -118,6 +118,12 @@ def write_parquet_atomic(frame: pl.DataFrame, path: Path) -> None:
         frame.write_parquet(tmp, statistics=True, compression=COMPRESSION)
 
 
+def write_ipc_atomic(frame: pl.DataFrame, path: Path) -> None:
+    """Arrow IPC, uncompressed: rows staged for a moment (``ingest.cluster``), not the lake's parts."""
+    with _atomic(path) as tmp:
+        frame.write_ipc(tmp, compression="uncompressed")
+
+
 def write_text_atomic(text: str, path: Path) -> None:
     with _atomic(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
