@@ -79,3 +79,34 @@ def test_the_staged_route_in_this_process_writes_the_plain_routes_lake_and_repor
     assert sum(r.rows_rejected for r in local.files) > 0 and local.replaced
     rules = set(local.rejects.get_column("rule").to_list())
     assert {"duplicate_row", "not_a_number"} <= {r.strip("'") for r in rules}
+
+
+def test_a_submission_over_the_threshold_goes_the_staged_route_by_itself(submission, tmp_path, monkeypatch):
+    """IMPCREDIT_STAGED_ABOVE_MB=0: every submission is over it, so ``ingest_folder`` with no cluster
+    takes the staged route (its staging area is made, then removed), and writes the plain route's lake."""
+    calls = []
+    from transforms.ingest import cluster as cl
+
+    real = cl.ingest_on_cluster
+    monkeypatch.setattr(cl, "ingest_on_cluster", lambda *a, **k: calls.append(a[6]) or real(*a, **k))
+    monkeypatch.setenv("IMPCREDIT_STAGED_ABOVE_MB", "1e9")
+    plain = ingest_folder(submission, tmp_path / "plain", KEY, now=NOW)
+    assert calls == []
+    monkeypatch.setenv("IMPCREDIT_STAGED_ABOVE_MB", "0")
+    staged = ingest_folder(submission, tmp_path / "staged", KEY, now=NOW)
+    assert calls == ["local:1"]
+    same_report(plain, staged)
+    a, b = lake_bytes(tmp_path / "plain" / "lake"), lake_bytes(tmp_path / "staged" / "lake")
+    assert sorted(a) == sorted(b) and [k for k in a if a[k] != b[k]] == []
+    monkeypatch.setenv("IMPCREDIT_STAGED_ABOVE_MB", "lots")
+    with pytest.raises(ValueError, match="IMPCREDIT_STAGED_ABOVE_MB='lots'"):
+        ingest_folder(submission, tmp_path / "bad", KEY, now=NOW)
+
+
+def test_the_submissions_size_counts_its_files_not_the_workdir_inside_it(tmp_path):
+    (tmp_path / "payroll").mkdir()
+    (tmp_path / "payroll" / "a.csv").write_bytes(b"x" * 1000)
+    (tmp_path / "applications.csv").write_bytes(b"y" * 24)
+    (tmp_path / "work" / "lake").mkdir(parents=True)
+    (tmp_path / "work" / "lake" / "part.parquet").write_bytes(b"z" * 5000)
+    assert pp._submission_bytes(tmp_path, tmp_path / "work") == 1024
