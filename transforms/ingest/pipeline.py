@@ -4,6 +4,7 @@ the lake."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -123,10 +124,8 @@ def _submission_bytes(root: Path, workdir: Path) -> int:
             dirnames.clear()
             continue
         for name in filenames:
-            try:
+            with contextlib.suppress(OSError):  # a file gone since: the run says so where it reads it
                 total += os.stat(os.path.join(dirpath, name)).st_size
-            except OSError:
-                pass
     return total
 
 
