@@ -4,10 +4,12 @@ process tree, CPU), the generated submissions it measures, and a long-running Pr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -143,6 +145,24 @@ def measure(cmd: list[str], log: Path, *, env: dict | None = None, interval: flo
         "log": str(log.relative_to(REPO)),
         **({"rss_cap_killed": True, "rss_cap_gb": RSS_CAP["gb"]} if capped else {}),
     }
+
+
+@contextlib.contextmanager
+def side_process(code: str, args: list[str], log: Path):
+    """A server beside the measured runs (``python -c code *args``, its stderr in ``log``, a session
+    of its own): yields the process, whose first line on stdout is its address; stopped at the end
+    (TERM, then KILL after 30 s)."""
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([PY, "-c", code, *args], stdout=subprocess.PIPE, stderr=err, env=child_env(), cwd=REPO,
+                                text=True, start_new_session=True)
+        try:
+            yield proc
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
 
 
 def tail(path: Path, n: int = 15) -> str:

@@ -12,14 +12,12 @@ does.
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
 import time
 from pathlib import Path
 
 from bench import measures
-from bench.harness import PY, REPO, child_env, median_run, tail
+from bench.harness import child_env, median_run, side_process, tail
 from bench.scale_runs import compare_outputs
 
 BUCKET = "impcredit-bench"
@@ -53,17 +51,8 @@ def s3_env(endpoint: str, runs_dir: Path) -> dict[str, str]:
 def s3_annual(src: Path, runs_dir: Path, label: str, repeat: int) -> dict:
     """``repeat`` pairs of (plain annual run, annual run with ``--lake s3://...``) at one size."""
     log = runs_dir / f"{label}-moto.log"
-    with open(log, "wb") as err:
-        server = subprocess.Popen([PY, "-c", MOTO], stdout=subprocess.PIPE, stderr=err, env=child_env(), cwd=REPO,
-                                  text=True, start_new_session=True)
-        try:
-            return _pairs(server, log, src, runs_dir, label, repeat)
-        finally:
-            os.killpg(server.pid, signal.SIGTERM)
-            try:
-                server.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
+    with side_process(MOTO, [], log) as server:
+        return _pairs(server, log, src, runs_dir, label, repeat)
 
 
 def _pairs(server: subprocess.Popen, log: Path, src: Path, runs_dir: Path, label: str, repeat: int) -> dict:

@@ -14,7 +14,15 @@ import subprocess
 import time
 from pathlib import Path
 
-from bench.harness import AS_OF, IMPCREDIT, PY, REPO, TAX_YEAR, child_env, measure, tail
+from bench.harness import (
+    AS_OF,
+    IMPCREDIT,
+    REPO,
+    TAX_YEAR,
+    measure,
+    side_process,
+    tail,
+)
 from bench.measures import stage_seconds
 
 DASK_WORKERS = 2
@@ -103,19 +111,8 @@ def dask_annual(src: Path, reference_out: Path, runs_dir: Path, label: str) -> d
     """The annual run through ``--dask-address`` on a local cluster (2 worker processes, a
     thread each): its time, and whether its outputs are the plain run's (``reference_out``)."""
     log = runs_dir / f"{label}-dask-cluster.log"
-    with open(log, "wb") as err:
-        cluster = subprocess.Popen([PY, "-c", DASK_CLUSTER, str(DASK_WORKERS)], stdout=subprocess.PIPE, stderr=err,
-                                   env=child_env(), cwd=REPO, text=True, start_new_session=True)
-        try:
-            return _on_cluster(cluster, log, src, reference_out, runs_dir, label)
-        finally:
-            import signal
-
-            os.killpg(cluster.pid, signal.SIGTERM)
-            try:
-                cluster.wait(30)
-            except subprocess.TimeoutExpired:
-                os.killpg(cluster.pid, signal.SIGKILL)
+    with side_process(DASK_CLUSTER, [str(DASK_WORKERS)], log) as cluster:
+        return _on_cluster(cluster, log, src, reference_out, runs_dir, label)
 
 
 def _on_cluster(cluster: subprocess.Popen, log: Path, src: Path, reference_out: Path, runs_dir: Path, label: str) -> dict:

@@ -14,13 +14,13 @@ import io
 import logging
 import os
 import pathlib
-import shutil
 from pathlib import Path
 
 import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from tests.fixtures.compare import corrected, files, lake_files, same
 from transforms.ingest import ingest_folder
 from transforms.ingest import pipeline as pp
 from transforms.pii import HashKey
@@ -37,18 +37,6 @@ AS_OF = dt.date(2024, 7, 1)
 BUCKET = "agency"
 PIECE = 12_000  # bytes: the bigger payroll files go in pieces (on a worker, one after another)
 
-
-@pytest.fixture(scope="module")
-def endpoint():
-    """moto's S3 server in this process, on a free port of the loopback."""
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
 
 
 @pytest.fixture(scope="module")
@@ -99,20 +87,6 @@ def submission(tmp_path_factory) -> Path:
     return root / "mix"
 
 
-def corrected(src: Path, dst: Path) -> Path:
-    """The submission again with one payroll file corrected (a reversal that nets negative) and a
-    copy of some of its lines under another name (rejected as sent in an earlier run)."""
-    shutil.copytree(src, dst)
-    p = dst / "payroll" / "canonical.csv"
-    lines = p.read_text().splitlines(keepends=True)
-    (dst / "payroll" / "resent.csv").write_text("".join(lines[:4]))
-    cells = lines[1].rstrip("\n").split(",")
-    cells[lines[0].split(",").index("hours")] = "-9999"
-    lines[1] = ",".join(cells) + "\n"
-    p.write_text("".join(lines))
-    return dst
-
-
 def run(src: Path, work: Path, out, cluster: str | None = None, run_id: str = RUN_ID) -> None:
     params, settings = load_parameters(), Settings()
     staged = steps.stage_inputs(src, work, KEY, cluster=cluster)
@@ -120,21 +94,6 @@ def run(src: Path, work: Path, out, cluster: str | None = None, run_id: str = RU
     steps.decide_and_commit(steps.RunContext(
         workdir=work, out_dir=out, run_id=run_id, kind="annual", tax_year=2023, as_of=AS_OF, params=params,
         settings=settings, staged=staged, result=result, started_at=dt.datetime(2024, 7, 1)))
-
-
-def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and not p.name.startswith(".")}
-
-
-def lake_files(root: Path) -> dict[str, bytes]:
-    """The lake's parts (the manifest holds the ingest's instant: compared by its checksums)."""
-    return {k: v for k, v in files(root).items() if k != "_manifest.json"}
-
-
-def same(a: dict[str, bytes], b: dict[str, bytes]) -> None:
-    assert (sorted(set(a) - set(b)), sorted(set(b) - set(a))) == ([], [])
-    assert [k for k in a if a[k] != b[k]] == []
 
 
 def test_the_annual_run_ingested_on_the_cluster_writes_the_plain_runs_files(cluster, submission, tmp_path):

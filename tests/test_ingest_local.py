@@ -6,12 +6,12 @@ then for a second run with a corrected file and a copy under another name."""
 
 from __future__ import annotations
 
-import shutil
 from datetime import datetime
 from pathlib import Path
 
 import pytest
 
+from tests.fixtures.compare import corrected, lake_files, same
 from transforms.ingest import ingest_folder
 from transforms.ingest import pipeline as pp
 from transforms.ingest.store import lake_files as lf
@@ -36,23 +36,6 @@ def submission(tmp_path_factory) -> Path:
     return root / "mix"
 
 
-def corrected(src: Path, dst: Path) -> Path:
-    shutil.copytree(src, dst)
-    p = dst / "payroll" / "canonical.csv"
-    lines = p.read_text().splitlines(keepends=True)
-    (dst / "payroll" / "resent.csv").write_text("".join(lines[:4]))
-    cells = lines[1].rstrip("\n").split(",")
-    cells[lines[0].split(",").index("hours")] = "-9999"
-    lines[1] = ",".join(cells) + "\n"
-    p.write_text("".join(lines))
-    return dst
-
-
-def lake_bytes(lake: Path) -> dict[str, bytes]:
-    return {p.relative_to(lake).as_posix(): p.read_bytes() for p in sorted(lake.rglob("*"))
-            if p.is_file() and not p.name.startswith(".") and p.name != "_manifest.json"}
-
-
 def same_report(a, b) -> None:
     assert a.files == b.files
     assert a.rejects.equals(b.rejects)
@@ -72,8 +55,7 @@ def test_the_staged_route_in_this_process_writes_the_plain_routes_lake_and_repor
         plain = ingest_folder(src, tmp_path / "plain", KEY, now=NOW)
         local = ingest_folder(src, tmp_path / "local", KEY, now=NOW, cluster=route)
         same_report(plain, local)
-        a, b = lake_bytes(tmp_path / "plain" / "lake"), lake_bytes(tmp_path / "local" / "lake")
-        assert sorted(a) == sorted(b) and [k for k in a if a[k] != b[k]] == []
+        same(lake_files(tmp_path / "plain" / "lake"), lake_files(tmp_path / "local" / "lake"))
         assert not any((tmp_path / "local" / "lake" / "_staging").glob("*"))
     assert lf.HASH_WRITES is hashing
     assert sum(r.rows_rejected for r in local.files) > 0 and local.replaced
@@ -96,8 +78,7 @@ def test_a_submission_over_the_threshold_goes_the_staged_route_by_itself(submiss
     staged = ingest_folder(submission, tmp_path / "staged", KEY, now=NOW)
     assert calls == ["local:1"]
     same_report(plain, staged)
-    a, b = lake_bytes(tmp_path / "plain" / "lake"), lake_bytes(tmp_path / "staged" / "lake")
-    assert sorted(a) == sorted(b) and [k for k in a if a[k] != b[k]] == []
+    same(lake_files(tmp_path / "plain" / "lake"), lake_files(tmp_path / "staged" / "lake"))
     monkeypatch.setenv("IMPCREDIT_STAGED_ABOVE_MB", "lots")
     with pytest.raises(ValueError, match="IMPCREDIT_STAGED_ABOVE_MB='lots'"):
         ingest_folder(submission, tmp_path / "bad", KEY, now=NOW)

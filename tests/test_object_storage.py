@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import logging
 import os
 import re
 from pathlib import Path
@@ -31,18 +30,6 @@ KEY_ID = "AKIAIMPCREDITTEST0001"
 SECRET = "s3cr3t-Impcredit-Test-7f3a9c1e5b2d4a6f8e0c"
 BUCKET = "agency"
 
-
-@pytest.fixture(scope="module")
-def endpoint():
-    """moto's S3 server in this process, on a free port of the loopback."""
-    from moto.server import ThreadedMotoServer
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
 
 
 def aws_env(monkeypatch, tmp_path: Path, endpoint: str, *, credentials: bool = True) -> None:
