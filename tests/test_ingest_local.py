@@ -15,6 +15,7 @@ from tests.fixtures.compare import corrected, lake_files, same
 from transforms.ingest import ingest_folder
 from transforms.ingest import pipeline as pp
 from transforms.ingest.store import lake_files as lf
+from transforms.ingest.store import ordered
 from transforms.pii import HashKey
 from transforms.synthetic.generate import generate_submission
 from transforms.synthetic.vendors import write_vendor_mix
@@ -43,10 +44,14 @@ def same_report(a, b) -> None:
     assert a.lake_sha256 == b.lake_sha256
 
 
-@pytest.mark.parametrize("route", ["local:1", "local:2"])
+@pytest.mark.parametrize(("route", "chunk"), [("local:1", None), ("local:2", None), ("local:1", 50)])
 def test_the_staged_route_in_this_process_writes_the_plain_routes_lake_and_report(submission, tmp_path, monkeypatch,
-                                                                                   route):
+                                                                                   route, chunk):
+    """``chunk``: a year's rows read back from the staged parts in slices of about that many rows
+    (``store.ordered``: many slices, each key's rows in one) instead of one."""
     monkeypatch.setattr(pp, "PIECE_BYTES", PIECE)
+    if chunk:
+        monkeypatch.setattr(ordered, "CHUNK_ROWS", chunk)
     monkeypatch.setenv("IMPCREDIT_FAILPOINT", "ingest_worker_always")  # a worker's fail point: not armed here
     assert (submission / "payroll" / "canonical.csv").stat().st_size > PIECE
     again = corrected(submission, tmp_path / "corrected")
@@ -76,9 +81,18 @@ def test_a_submission_over_the_threshold_goes_the_staged_route_by_itself(submiss
     assert calls == []
     monkeypatch.setenv("IMPCREDIT_STAGED_ABOVE_MB", "0")
     staged = ingest_folder(submission, tmp_path / "staged", KEY, now=NOW)
-    assert calls == ["local:1"]
+    assert calls == ["local:2"]  # two tasks at once by default
     same_report(plain, staged)
     same(lake_files(tmp_path / "plain" / "lake"), lake_files(tmp_path / "staged" / "lake"))
+    monkeypatch.setenv("IMPCREDIT_STAGED_TASKS", "1")
+    ingest_folder(submission, tmp_path / "one", KEY, now=NOW)
+    assert calls == ["local:2", "local:1"]
+    same(lake_files(tmp_path / "plain" / "lake"), lake_files(tmp_path / "one" / "lake"))
+    for bad in ("0", "two"):
+        monkeypatch.setenv("IMPCREDIT_STAGED_TASKS", bad)
+        with pytest.raises(ValueError, match=f"IMPCREDIT_STAGED_TASKS='{bad}'"):
+            ingest_folder(submission, tmp_path / "bad", KEY, now=NOW)
+    monkeypatch.delenv("IMPCREDIT_STAGED_TASKS")
     monkeypatch.setenv("IMPCREDIT_STAGED_ABOVE_MB", "lots")
     with pytest.raises(ValueError, match="IMPCREDIT_STAGED_ABOVE_MB='lots'"):
         ingest_folder(submission, tmp_path / "bad", KEY, now=NOW)

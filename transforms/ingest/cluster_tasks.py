@@ -29,6 +29,7 @@ from transforms.ingest.commit import QUARANTINE_ROWS
 from transforms.ingest.store import lake as lk
 from transforms.ingest.store import lake_files
 from transforms.ingest.store import staged as sg
+from transforms.ingest.store.ordered import ordered
 from transforms.pii import HashKey, KeyError_, load_key
 
 POS = ["__k0", "__kf", "__kp"]  # a row's place in the single-process route's order (wide rows, then sums)
@@ -270,25 +271,16 @@ def write_year(job: WriteJob) -> tuple[dict[str, list[str]], dict[str, str | Non
     """One partition (a year) of payroll or its code lines: every reduce's accepted rows of the
     year, in the single-process route's order, written as its one part of this run."""
     lake_files.HASH_WRITES = True
-    file_sha = pl.col("__file").replace_strict(job.index, job.shas, return_dtype=pl.String)
     parts = {s: [rel] for s, rel in lk.write_run_part(job.lake, job.dataset, job.year, _merged(job), job.run_tag,
-                                                         file_sha=file_sha).items()}
+                                                         file_sha=lk.file_shas(job.index, job.shas)).items()}
     return parts, _wrote(job.lake)
 
 
 def _merged(job: WriteJob) -> pl.LazyFrame:
-    """The year's staged parts (each in ``POS`` order, ``reduce_payroll``) merged in ``POS``
-    order by Polars' ``merge_sorted`` as they stream to the part. Less than the year read and
-    sorted in memory, but not bounded: a year of 3.1M code lines (the 2M-row shaped set) still
-    peaks at about 1.5 GB (2.0 GB read and sorted in memory)."""
+    """The year's staged parts (each in ``POS`` order, ``reduce_payroll``) as one frame in ``POS``
+    order, a bounded slice at a time (``ordered``)."""
     want = {**schema.LAKE[job.dataset], "__file": pl.Int64, **dict.fromkeys(POS, pl.Int64)}
-    merged = None
-    for rel in job.staged:
-        scan = sg.get(job.stage / rel, lazy=True)
-        have = scan.collect_schema()
-        scan = scan.select([pl.col(c).cast(t) if c in have else pl.lit(None, dtype=t).alias(c) for c, t in want.items()])
-        merged = scan if merged is None else merged.merge_sorted(scan, key=POS)
-    return merged
+    return ordered([job.stage / rel for rel in job.staged], want, POS)
 
 
 def supersede(lake: Path, files: dict, new: dict[str, dict[str, str]]) -> tuple[list[dict], dict[str, str | None]]:
@@ -347,7 +339,8 @@ def other_datasets(job: OtherJob) -> Reduced:
                 file_sha.alias("_file_sha256"), file_rel.alias("source_file")).drop("__file")
             out.replaced += lk.replace_by_key(job.lake, dataset, new, set(job.shas))
     for dataset, rows in accepted.items():
-        out.parts_of[dataset] = lk.write_run_rows(job.lake, dataset, rows, job.run_tag, file_sha=file_sha)
+        out.parts_of[dataset] = lk.write_run_rows(job.lake, dataset, rows, job.run_tag,
+                                                  file_sha=lk.file_shas(job.index, job.shas))
         out.accepted.update(rows.group_by("__file").len().iter_rows())
         out.ids.update(_ids(rows))
     out.sums = _wrote(job.lake)

@@ -118,10 +118,18 @@ def write_parquet_atomic(frame: pl.DataFrame, path: Path) -> None:
         frame.write_parquet(tmp, statistics=True, compression=COMPRESSION)
 
 
+IPC_BATCH_ROWS = 2**12
+
+
 def write_ipc_atomic(frame: pl.DataFrame, path: Path) -> None:
-    """Arrow IPC, uncompressed: rows staged for a moment (``ingest.cluster``), not the lake's parts."""
-    with _atomic(path) as tmp:
-        frame.write_ipc(tmp, compression="uncompressed")
+    """Arrow IPC, uncompressed, in record batches of ``IPC_BATCH_ROWS`` rows (the last one shorter):
+    rows staged for a moment (``ingest.cluster``), not the lake's parts. The fixed batches let a
+    reader take a range of rows reading only the batches that hold it (``store.ordered``)."""
+    import pyarrow as pa
+
+    table = frame.to_arrow()
+    with _atomic(path) as tmp, pa.OSFile(str(tmp), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table, max_chunksize=IPC_BATCH_ROWS)
 
 
 def write_text_atomic(text: str, path: Path) -> None:
