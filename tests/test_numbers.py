@@ -54,3 +54,29 @@ def test_known_cells():
     fmt = NumberFormat()
     got = numbers(pl.Series(["$1,234.50", "(12.50)", "1,2345", "12,34", " 7 ", "", None, "inf", "1e3", "$-3"]), fmt)
     assert got.to_list() == [1234.5, -12.5, 12345.0, None, 7.0, None, None, None, 1000.0, -3.0]
+
+
+odd_formats = st.builds(NumberFormat, thousands=st.sampled_from([None, ",", ".", " ", "e"]),
+                        decimal=st.sampled_from([".", ","]),
+                        currency=st.sampled_from([[], ["$"], ["USD"], ["e"], ["1"], ["$", "-"]]),
+                        parentheses_negative=st.booleans(), trailing_minus=st.booleans(),
+                        blank=st.sampled_from(["missing", "zero"])).filter(lambda f: f.thousands != f.decimal)
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=cells, fmt=odd_formats)
+def test_the_cast_first_reading_is_the_columns_reading_under_any_format(values, fmt):
+    """``numbers`` (a cast first, the steps for the cells it does not read) gives ``number_expr``'s
+    value for every cell, under formats whose currency or separator a number's own characters
+    could hold (then it reads by the steps) and with blank cells read as zero."""
+    series = pl.Series("v", values, dtype=pl.String)
+    want = pl.DataFrame({"v": series}).select(number_expr(pl.col("v"), fmt)).to_series().to_list()
+    got = numbers(series, fmt).to_list()
+    assert all(_same(a, b) for a, b in zip(got, want, strict=True)), (values, got, want, fmt)
+
+
+def test_mostly_plain_cells_with_a_few_that_need_steps():
+    cells = pl.Series(["12.5", " 3 ", "$1,234.50", "", None, "(2.00)", "7", "1e2", "nan", "8"])
+    assert numbers(cells, NumberFormat()).to_list() == [12.5, 3.0, 1234.5, None, None, -2.0, 7.0, 100.0, None, 8.0]
+    zero = NumberFormat(blank="zero")
+    assert numbers(cells, zero).to_list() == [12.5, 3.0, 1234.5, 0.0, 0.0, -2.0, 7.0, 100.0, None, 8.0]

@@ -9,6 +9,7 @@ import io
 
 import polars as pl
 
+from transforms.ingest.read import bytecount
 from transforms.ingest.read.readers import _PY_WHITESPACE, RawTable
 
 
@@ -22,7 +23,7 @@ def read_delimited_arrow(data: bytes, text: str, enc: str, delimiter: str) -> Ra
     import pyarrow.csv as pacsv
 
     raw = data if enc in ("utf-8", "utf-8-sig") else text.encode("utf-8")
-    if b"\r" in raw and raw.count(b"\r") != raw.count(b"\r\n"):
+    if bytecount.lone_cr(raw):
         return None
     reader = csv.reader(io.StringIO(text[:1 << 16], newline=""), delimiter=delimiter)
     try:
@@ -47,7 +48,7 @@ def read_delimited_arrow(data: bytes, text: str, enc: str, delimiter: str) -> Ra
                                                  strings_can_be_null=False, quoted_strings_can_be_null=False))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, ValueError):
         return None
-    lines = raw.count(b"\n") + (0 if raw.endswith(b"\n") else 1)
+    lines = bytecount.count(raw, b"\n") + (0 if raw.endswith(b"\n") else 1)
     if bad or table.num_rows != lines - 1:
         return None
     frame = pl.from_arrow(table).with_row_index("__line", offset=2).with_columns(pl.col("__line").cast(pl.Int64))

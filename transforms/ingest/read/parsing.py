@@ -96,11 +96,38 @@ def one_chunk(cells: pl.Series) -> pl.Series:
     return cells.rechunk() if cells.n_chunks() > 16 else cells
 
 
+_CASTS = frozenset("0123456789.eE+-")  # the characters of a text that casts to a finite number (PLAIN)
+
+
 def numbers(cells: pl.Series, fmt) -> pl.Series:
-    """``cells`` read as ``number_expr`` reads them, each cell by the steps it needs: the costly
-    ones (a thousands separator taken from between digit groups, a parenthesis) only on the cells
-    that hold one, the others by the column's ``fitted`` format (the same value: on a cell
-    without the separator or parenthesis those steps change nothing)."""
+    """``cells`` read as ``number_expr`` reads them, each cell by the steps it needs. First a cast
+    of every cell: a cell that casts to a finite number is read (no step of a format with a
+    decimal point changes it: no currency sign, separator, parenthesis or trailing minus can be in
+    it, PLAIN's characters being none of those); only the others, when they are not most of the
+    column, go through the steps (``_by_steps``). A column of plain numbers: one cast, no probe."""
+    if fmt.decimal != "." or any(not set(c) - _CASTS for c in fmt.currency if c) or \
+            (fmt.thousands and not set(fmt.thousands) - _CASTS):
+        return _by_steps(cells, fmt)
+    s = cells.str.strip_chars()
+    v = s.cast(pl.Float64, strict=False)
+    finite = v.is_finite().fill_null(False)
+    blank = s.is_null() | (s.str.len_bytes() == 0)
+    rest = (~finite & ~blank).arg_true()
+    if rest.len() * 2 > cells.len():
+        return _by_steps(cells, fmt)
+    zero = getattr(fmt, "blank", "missing") == "zero"
+    out = pl.select(pl.when(finite).then(v).when(blank & zero).then(0.0)).to_series() if zero else \
+        pl.select(pl.when(finite).then(v)).to_series()
+    if rest.len():
+        out = out.scatter(rest, _by_steps(cells.gather(rest), fmt))
+    return out.alias(cells.name)
+
+
+def _by_steps(cells: pl.Series, fmt) -> pl.Series:
+    """``numbers`` by the steps each cell needs: the costly ones (a thousands separator taken from
+    between digit groups, a parenthesis) only on the cells that hold one, the others by the
+    column's ``fitted`` format (the same value: on a cell without the separator or parenthesis
+    those steps change nothing)."""
     fmt = fitted(cells.to_frame("v"), "v", fmt)
     costly = [c for c, on in ((fmt.thousands, fmt.thousands), ("(", fmt.parentheses_negative)) if on]
     if not costly:

@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from transforms.ingest.read import bytecount
+
 csv.field_size_limit(2**31 - 1)  # huge cells are read, then rejected by rule (cell_too_long)
 
 
@@ -247,14 +249,14 @@ def _check_bytes(data: bytes, delimiter: str, encodings: list[str]) -> _Checked 
         return None
     if b"\x00" in data:
         return None
-    quotes = data.count(b'"') if b'"' in data else 0  # (a search stops at the first; a count reads every byte)
+    quotes = bytecount.count(data, b'"') if b'"' in data else 0  # (a search stops at the first; a count reads every byte)
     enc = _fast_encoding(data, encodings)
     if enc is None:
         return None
     start = 3 if enc == "utf-8-sig" else 0
     if not data.isascii() and data.find(b"\xef\xbb\xbf", start) >= 0:
         return None  # Polars drops a BOM opening the rows it reads; any other BOM is kept out too
-    if b"\r" in data and data.count(b"\r") != data.count(b"\r\n"):
+    if bytecount.lone_cr(data):
         return None  # a lone CR ends a line for the csv module, not for Polars
     end = data.find(b"\n", start)
     header_text = data[start:] if end < 0 else data[start:end]
@@ -274,8 +276,8 @@ def _check_bytes(data: bytes, delimiter: str, encodings: list[str]) -> _Checked 
     d = delimiter.encode("ascii")
     if any(line.count(d) != n - 1 for line in data[end + 1:end + 1 + (1 << 16)].split(b"\n")[:-1]):
         return None  # a line of another width among the first (a cell holding the delimiter): said early
-    n_lines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    if data.count(d) != (n - 1) * n_lines:
+    n_lines = bytecount.count(data, b"\n") + (0 if data.endswith(b"\n") else 1)
+    if bytecount.count(data, d) != (n - 1) * n_lines:
         return None  # with Polars refusing longer lines below, every line has n - 1 delimiters
     if not data.endswith(b"\n") and data[data.rfind(b"\n") + 1:].count(d) != n - 1:
         return None  # Polars drops a delimiter ending a last line that has no newline
