@@ -65,3 +65,11 @@ def test_any_text_through_a_csv_reads_back(tmp_path_factory, texts):
 def test_any_text_on_a_page_is_printable(text):
     page = env().from_string("<p>{{ name }}</p><p title=\"{{ name }}\">x</p>").render(name=text)
     assert not re.search(XML_INVALID, page) and "<script>" not in page
+
+
+@settings(max_examples=300, deadline=None)
+@given(hostile | st.text(alphabet=st.characters(max_codepoint=0x7f), max_size=30))
+def test_xml_safe_replaces_exactly_what_xml_cannot_carry(text):
+    """The printable-ASCII shortcut of ``xml_safe`` gives the regex's result on any text."""
+    assert xml_safe(text) == re.sub(XML_INVALID, "\ufffd", text)
+    assert xml_safe("a\x7fb\tc\r\n") == "a\x7fb\tc\r\n" and xml_safe("a\x00b\x1f") == "a\ufffdb\ufffd"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -24,11 +25,16 @@ XML_INVALID = "[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]"
 XML_INVALID_POLARS = r"[\x00-\x08\x0B\x0C\x0E-\x1F\x{FFFE}\x{FFFF}]"
 
 
-def xml_safe(text: str) -> str:
-    """``text`` with what XML 1.0 cannot carry replaced by U+FFFD."""
-    import re
+_XML_INVALID_RE = re.compile(XML_INVALID)
 
-    return re.sub(XML_INVALID, "\ufffd", text)
+
+def xml_safe(text: str) -> str:
+    """``text`` with what XML 1.0 cannot carry replaced by U+FFFD. Printable ASCII (most text:
+    ids, names, amounts) holds none of it and is returned as it is, without a regex pass (the
+    notices of 20,000 applications call this about 1.2 million times)."""
+    if text.isascii() and text.isprintable():
+        return text
+    return _XML_INVALID_RE.sub("\ufffd", text)
 
 
 def neutralise(frame: pl.DataFrame) -> pl.DataFrame:
