@@ -97,6 +97,7 @@ def one_chunk(cells: pl.Series) -> pl.Series:
 
 
 _CASTS = frozenset("0123456789.eE+-")  # the characters of a text that casts to a finite number (PLAIN)
+_PROBE = 1000  # the first cells tried before the whole column
 
 
 def numbers(cells: pl.Series, fmt) -> pl.Series:
@@ -108,6 +109,9 @@ def numbers(cells: pl.Series, fmt) -> pl.Series:
     if fmt.decimal != "." or any(not set(c) - _CASTS for c in fmt.currency if c) or \
             (fmt.thousands and not set(fmt.thousands) - _CASTS):
         return _by_steps(cells, fmt)
+    head = cells.head(_PROBE).str.strip_chars()
+    if head.cast(pl.Float64, strict=False).is_finite().fill_null(False).sum() * 2 < head.str.len_bytes().fill_null(0).gt(0).sum():
+        return _by_steps(cells, fmt)  # most of the first cells need steps ($1,234.56): no cast of them all
     s = cells.str.strip_chars()
     v = s.cast(pl.Float64, strict=False)
     finite = v.is_finite().fill_null(False)

@@ -350,13 +350,25 @@ class TotalsPlan:
 
 def _first_cells(lines: pl.LazyFrame, width: int) -> pl.LazyFrame:
     """Each line's first non-blank cell (``__first``, stripped) and where it is (``__pos``), the
-    blank lines left out."""
-    s = [pl.col(f"c{i}").str.strip_chars() for i in range(width)]
-    filled = [x.is_not_null() & (x != "") for x in s]
-    return lines.with_columns(
-        pl.coalesce([pl.when(b).then(pl.lit(i)) for i, b in enumerate(filled)]).alias("__pos"),
-        pl.coalesce([pl.when(b).then(x) for b, x in zip(filled, s, strict=True)]).alias("__first"),
-    ).filter(pl.col("__pos").is_not_null())
+    blank lines left out. Most lines' first cell is filled: the other cells are stripped and
+    looked at only on the lines whose first cell is blank (a Polars ``when`` evaluates every
+    branch on every line)."""
+    frame = lines.collect()
+    first = frame.get_column("c0").str.strip_chars()
+    filled = first.is_not_null() & (first != "")
+    pos = pl.Series("__pos", [0] * frame.height, dtype=pl.Int32)
+    rest = (~filled).arg_true()
+    if rest.len() and width == 1:
+        pos = pos.scatter(rest, None)
+    elif rest.len():
+        s = [pl.col(f"c{i}").str.strip_chars() for i in range(1, width)]
+        given = [x.is_not_null() & (x != "") for x in s]
+        other = frame.gather(rest).select(
+            pl.coalesce([pl.when(b).then(pl.lit(i + 1, dtype=pl.Int32)) for i, b in enumerate(given)]).alias("__pos"),
+            pl.coalesce([pl.when(b).then(x) for b, x in zip(given, s, strict=True)]).alias("__first"))
+        pos = pos.scatter(rest, other.get_column("__pos"))
+        first = first.scatter(rest, other.get_column("__first"))
+    return frame.with_columns(pos, first.alias("__first")).filter(pl.col("__pos").is_not_null()).lazy()
 
 
 def frame_of(text: str, delimiter: str, width: int, data: bytes | None = None) -> pl.DataFrame | None:
