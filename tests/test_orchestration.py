@@ -271,3 +271,18 @@ def test_backfill_reads_each_years_folder_and_never_falls_back(tmp_path):
     assert year_input(per, 2022) == per / "2022"
     with pytest.raises(ValueError, match=r"folder per tax year \(2021, 2022\) but none for 2023"):
         year_input(per, 2023)
+
+
+def test_employer_units_keep_groups_whole_and_only_the_employers_asked():
+    """``quarterly._units``: employers joined through control groups are one unit (a member the
+    run does not ask for rides with its group); a group none of whose members is asked is left out."""
+    import polars as pl
+
+    from transforms.runs.quarterly import _units
+
+    groups = pl.DataFrame({"group_id": ["g1", "g1", "g2", "g2", "g3", "g3"],
+                           "employer_id": ["E1", "E5", "E7", "E9", "X1", "X2"]})
+    units = _units([f"E{i}" for i in range(10)], groups)
+    assert ["E1", "E5"] in units and ["E7", "E9"] in units
+    assert sorted(e for u in units for e in u) == sorted(f"E{i}" for i in range(10))
+    assert all("X1" not in u for u in units)
