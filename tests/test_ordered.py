@@ -16,7 +16,7 @@ POS = ["__k0", "__kf", "__kp"]
 WANT = {"v": pl.Int64, "w": pl.String, **dict.fromkeys(POS, pl.Int64)}
 
 
-def _parts(tmp_path, rows: list[tuple[int, int, int]], buckets: list[int], n_parts: int) -> list:
+def _parts(tmp_path, rows: list[tuple[int, int, int]], buckets: list[int], n_parts: int, ext: str = ".arrow") -> list:
     frame = pl.DataFrame(rows, schema=POS, orient="row").unique(POS).with_columns(
         (pl.col("__kp") * 7).alias("v"), pl.col("__kf").cast(pl.String).alias("w"))
     frame = frame.with_columns(pl.Series("__b", [buckets[i % len(buckets)] % n_parts for i in range(frame.height)]))
@@ -25,7 +25,7 @@ def _parts(tmp_path, rows: list[tuple[int, int, int]], buckets: list[int], n_par
         part = frame.filter(pl.col("__b") == b).drop("__b").sort(POS)
         if b == 1:
             part = part.drop("w")  # a column a part lacks is read as empty
-        paths.append(tmp_path / f"p{b}.arrow")
+        paths.append(tmp_path / f"p{b}{ext}")
         sg.put(part, paths[-1])
     return paths
 
@@ -33,10 +33,12 @@ def _parts(tmp_path, rows: list[tuple[int, int, int]], buckets: list[int], n_par
 @settings(max_examples=40, deadline=None)
 @given(rows=st.lists(st.tuples(st.integers(0, 1), st.integers(0, 6), st.integers(0, 400)), min_size=1, max_size=300),
        buckets=st.lists(st.integers(0, 9), min_size=1, max_size=20), n_parts=st.integers(1, 4),
-       chunk=st.integers(1, 60))
-def test_the_rows_come_back_in_place_order_in_bounded_slices(tmp_path_factory, rows, buckets, n_parts, chunk):
+       chunk=st.integers(1, 60), ext=st.sampled_from([".arrow", ".parquet"]))
+def test_the_rows_come_back_in_place_order_in_bounded_slices(tmp_path_factory, rows, buckets, n_parts, chunk, ext):
+    """``ext``: staged parts as local Arrow files (ranges read by batches) or as Parquet (the
+    staging area in an object store: ranges read by Polars)."""
     tmp = tmp_path_factory.mktemp("ordered")
-    paths = _parts(tmp, rows, buckets, n_parts)
+    paths = _parts(tmp, rows, buckets, n_parts, ext)
     want = pl.concat([sg.get(p) for p in paths], how="diagonal").select(list(WANT)).sort(POS)
     od.CHUNK_ROWS, before = chunk, od.CHUNK_ROWS
     try:
