@@ -338,9 +338,9 @@ def other_datasets(job: OtherJob) -> Reduced:
             new = rows.select(*schema.STAGED[dataset], "__file").with_columns(
                 file_sha.alias("_file_sha256"), file_rel.alias("source_file")).drop("__file")
             out.replaced += lk.replace_by_key(job.lake, dataset, new, set(job.shas))
+    shas = lk.file_shas(job.index, job.shas)
     for dataset, rows in accepted.items():
-        out.parts_of[dataset] = lk.write_run_rows(job.lake, dataset, rows, job.run_tag,
-                                                  file_sha=lk.file_shas(job.index, job.shas))
+        out.parts_of[dataset] = lk.write_run_rows(job.lake, dataset, rows, job.run_tag, file_sha=shas)
         out.accepted.update(rows.group_by("__file").len().iter_rows())
         out.ids.update(_ids(rows))
     out.sums = _wrote(job.lake)

@@ -260,10 +260,11 @@ def _store(accepted: dict[str, pl.DataFrame], works: list[FileWork], lake: Path,
             known[r["replaced_sha256"]].setdefault("replaced_by", []).append(r["sha256"])
     parts_of: dict[str, list[str]] = {}
     run_tag = hashlib.sha256("\n".join(sorted(run_shas)).encode()).hexdigest()
+    shas = lk.file_shas(index, [w.sha for w in works])
     for dataset in list(accepted):
         rows = accepted.pop(dataset)
         if rows.height:
-            for sha, parts in lk.write_run_rows(lake, dataset, rows, run_tag, file_sha=lk.file_shas(index, [w.sha for w in works])).items():
+            for sha, parts in lk.write_run_rows(lake, dataset, rows, run_tag, file_sha=shas).items():
                 parts_of.setdefault(sha, []).extend(parts)
         del rows
     return parts_of

@@ -119,9 +119,10 @@ def numbers(cells: pl.Series, fmt) -> pl.Series:
     rest = (~finite & ~blank).arg_true()
     if rest.len() * 2 > cells.len():
         return _by_steps(cells, fmt)
-    zero = getattr(fmt, "blank", "missing") == "zero"
-    out = pl.select(pl.when(finite).then(v).when(blank & zero).then(0.0)).to_series() if zero else \
-        pl.select(pl.when(finite).then(v)).to_series()
+    read = pl.when(finite).then(v)
+    if getattr(fmt, "blank", "missing") == "zero":
+        read = read.when(blank).then(0.0)
+    out = pl.select(read).to_series()
     if rest.len():
         out = out.scatter(rest, _by_steps(cells.gather(rest), fmt))
     return out.alias(cells.name)
