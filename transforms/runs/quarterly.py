@@ -336,10 +336,16 @@ def _units(employers: list[str], groups: pl.DataFrame) -> list[list[str]]:
 def employer_batches(frames: dict[str, pl.DataFrame], n: int) -> list[dict[str, pl.DataFrame]]:
     """Split staged frames into ``n`` batches of whole groups of employers (round robin over
     sorted units); each batch holds the payroll of its employers and of the employers its
-    rosters name (for the person's ssn), and the certifications of the ssns it holds."""
+    rosters name (for the person's ssn), and the certifications of the ssns it holds.
+
+    A lazy payroll (the lake's, as runs stage it) stays lazy: each batch is the plan of its own
+    rows, read where the batch runs (a Dask worker reads the lake itself: no payroll row passes
+    through the driver), and the batch holds every certification (a few per claimed person; the
+    credit joins them to its own claims, so the rows are the same)."""
     if n <= 1:
         return [frames]
-    frames = {k: v.collect() if isinstance(v, pl.LazyFrame) else v for k, v in frames.items()}
+    lazy_payroll = isinstance(frames["payroll"], pl.LazyFrame)
+    frames = {k: v.collect() if isinstance(v, pl.LazyFrame) and k != "payroll" else v for k, v in frames.items()}
     groups = frames.get("control_groups", pl.DataFrame(schema={"group_id": pl.String, "employer_id": pl.String}))
     units = sorted(_units(sorted(set(frames["applications"]["employer_id"].to_list())), groups), key=lambda u: u[0])
     n = min(n, len(units))
@@ -350,14 +356,18 @@ def employer_batches(frames: dict[str, pl.DataFrame], n: int) -> list[dict[str, 
         ids = pl.Series("employer_id", [e for u in units[i::n] for e in u], dtype=pl.String)
         apps = frames["applications"].filter(pl.col("employer_id").is_in(ids.implode()))
         roster = frames["roster"].filter(pl.col("application_id").is_in(apps["application_id"].implode()))
-        named = pl.concat([ids, roster.get_column("employer_id").drop_nulls()]).unique()
+        named = pl.concat([ids, roster.get_column("employer_id").drop_nulls()]).unique().sort()
         payroll = frames["payroll"].filter(pl.col("employer_id").is_in(named.implode()))
-        ssns = pl.concat([payroll.get_column("ssn_hash"), roster.get_column("ssn_hash")]).drop_nulls().unique()
+        if lazy_payroll:
+            certifications = frames["certifications"]
+        else:
+            ssns = pl.concat([payroll.get_column("ssn_hash"), roster.get_column("ssn_hash")]).drop_nulls().unique()
+            certifications = frames["certifications"].filter(pl.col("ssn_hash").is_in(ssns.implode()))
         out.append({
             "payroll": payroll,
             "applications": apps,
             "roster": roster,
-            "certifications": frames["certifications"].filter(pl.col("ssn_hash").is_in(ssns.implode())),
+            "certifications": certifications,
             "employer_rates": frames["employer_rates"].filter(pl.col("employer_id").is_in(named.implode())),
             "control_groups": groups.filter(pl.col("employer_id").is_in(ids.implode())),
         })
