@@ -9,10 +9,12 @@ print to PDF from a browser.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from pathlib import Path
 
 import polars as pl
 
+from transforms.products import render_helper
 from transforms.products.award_file import (
     AWARD_FILE_SCHEMA_VERSION,
     certificate_no,
@@ -82,15 +84,17 @@ def write_products(
     # and the PDFs (Typst renders outside Python's lock) while the HTML pages are written
     jobs: list = []
     documents = int((rows.get_column("awarded_cents") > 0).sum()) + awards.height  # certificates and notices
-    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="reports") as pool:
+    # many pages: a helper process renders half of them (``render_helper``; the same files)
+    with (render_helper.Helper() if render_helper.wanted(documents) else nullcontext()) as helper, \
+            ThreadPoolExecutor(max_workers=2, thread_name_prefix="reports") as pool:
         reports = pool.submit(write_reports, staging_dir, con, employee_years, cap_cents, approval_year, awards=awards,
                               freed=freed)
         files += write_certificates(staging_dir, rows, awards, run_id=run_id, pdf_jobs=jobs, documents=documents,
-                                    addresses=addresses)
+                                    addresses=addresses, helper=helper)
         pdfs = [pool.submit(job) for job in jobs[:1]]
         files += write_notices(staging_dir, awards, employee_years, rejects, run_id=run_id, pdf_jobs=jobs,
                                documents=documents, held=held, history=history, members=members, addresses=addresses,
-                               named_by=named_by, findings=blocks)
+                               named_by=named_by, findings=blocks, helper=helper)
         pdfs += [pool.submit(job) for job in jobs[len(pdfs):]]
         files += reports.result()  # (on an error above, leaving the block still waits for it)
         files += [p for f in pdfs for p in f.result()]

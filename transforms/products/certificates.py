@@ -71,7 +71,7 @@ def record(row: dict, agency: Agency, addresses: dict[str, str] | None = None) -
 def write_certificates(
     staging_dir: Path, awards: pl.DataFrame, applications: pl.DataFrame | None = None, *, run_id: str = "",
     pdf_jobs: list | None = None, documents: int = 0, addresses: dict[str, str] | None = None,
-    only: set[str] | None = None,
+    only: set[str] | None = None, helper=None,
 ) -> list[Path]:
     """``certificates/<certificate_no>.html`` for every award > 0 (and amendment). With
     ``pdf_jobs``, the PDF of them all (``certificates/certificates.pdf``) and one per certificate
@@ -95,5 +95,5 @@ def write_certificates(
                       documents=documents or len(pages), names=[p.stem for p, _ in pages])
         if job is not None:
             pdf_jobs.append(job)
-    return render_many("certificate.html.j2", pages)
+    return render_many("certificate.html.j2", pages, helper)
 

@@ -125,6 +125,7 @@ def write_notices(
     named_by: dict[str, str] | None = None,
     findings: dict[str, list[dict]] | None = None,
     finding_notice: str = "",
+    helper=None,
 ) -> list[Path]:
     """``notices/<application_id>.html`` for every application of ``awards``; a held one lists
     the lines to correct (``held``). ``history``: the ledger rows of these applications (an
@@ -177,7 +178,7 @@ def write_notices(
                       footer=agency.agency.name, documents=documents or len(pages), names=[p.stem for p, _ in pages])
         if job is not None:
             pdf_jobs.append(job)
-    return render_many("notice.html.j2", pages)
+    return render_many("notice.html.j2", pages, helper)
 
 
 def pdf_record(n: dict) -> dict:
