@@ -26,12 +26,9 @@ from pathlib import Path
 import polars as pl
 
 from transforms import schema
+from transforms.ingest.read.cells import Cells
 from transforms.ingest.read.parsing import (
-    date_expr,
-    number_expr,
-    numbers,
     one_chunk,
-    period_from_pay_date,
     received_at_expr,
     text_expr,
 )
@@ -93,96 +90,6 @@ class StagedTable:
     columns: list[tuple[str, str | None]] = field(default_factory=list)  # each header -> the field it reaches
 
 
-@dataclass
-class _Cells:
-    """The cells of one table under a profile match: each canonical field's cell, header and
-    typed value (``num``, ``day``, ``txt``) as expressions over the table's frame."""
-
-    table: object  # readers.RawTable
-    match: object  # profiles.Match
-
-    def __post_init__(self) -> None:
-        self.profile = self.match.profile
-        self.field_col = {name: f"c{pos}" for name, pos in self.match.columns.items()}
-        # the table's frame and the values worked out once however often the columns use them
-        # (a long layout's amount is its wages, its taxes and its line's amount): the typed
-        # columns are expressions over ``work``
-        self.work: pl.DataFrame = self.table.frame
-        self._once: dict[tuple[str, str], pl.Expr] = {}
-
-    def _kept(self, key: tuple[str, str], expr) -> pl.Expr:
-        if key not in self._once:
-            name = f"__{key[0]}_{key[1]}"
-            self.work = self.work.with_columns(expr().alias(name))
-            self._once[key] = pl.col(name)
-        return self._once[key]
-
-    def cell(self, name: str) -> pl.Expr:
-        return pl.col(self.field_col[name]) if name in self.field_col else pl.lit(None, dtype=pl.String)
-
-    def header(self, name: str) -> str:
-        return self.table.headers[self.match.columns[name]] if name in self.match.columns else name
-
-    def number(self, name: str) -> pl.Expr:
-        """A field's cells as numbers, by the steps its cells need (``parsing.fitted``)."""
-        col = self.field_col.get(name)
-        if col is None:
-            return number_expr(self.cell(name), self.profile.number)
-        return self._kept(("number", name), lambda: numbers(self.table.frame.get_column(col), self.profile.number))
-
-    def num(self, col: str) -> pl.Expr:
-        nf, cell = self.profile.number, self.cell
-        if col in self.profile.derived:
-            parts = [self.number(p) for p in self.profile.derived[col]]
-            blank = pl.all_horizontal([text_expr(cell(p)).is_null() for p in self.profile.derived[col]])
-            bad = pl.any_horizontal(
-                [text_expr(cell(p)).is_not_null() & n.is_null() for p, n in zip(self.profile.derived[col], parts, strict=True)]
-            )
-            total = pl.sum_horizontal([p.fill_null(0.0) for p in parts]).round(6)
-            if nf.blank == "zero":  # blank parts are 0, and so is a row with all of them blank
-                return pl.when(bad).then(None).otherwise(total)
-            return pl.when(blank | bad).then(None).otherwise(total)
-        return self.number(col)
-
-    def day(self, col: str) -> pl.Expr:
-        """The cells of ``col`` as dates: by the layout's own formats when they read every cell,
-        else by every format people and spreadsheets write (``parsing.date_expr``), worked out once
-        here (the full set costs four times one format: a big export is read by its own)."""
-        if col not in self.field_col:
-            return pl.lit(None, dtype=pl.Date)
-        return self._kept(("day", col), lambda: self._dates(col))
-
-    def _dates(self, col: str) -> pl.Series:
-        """Each distinct cell parsed once (a date recurs on every line of a check, every row of a
-        pay period) and the dates put back in the cells' places."""
-        cells = one_chunk(self.table.frame.get_column(self.field_col[col]))
-        distinct = cells.unique().drop_nulls().to_frame("v")
-        own = distinct.select(date_expr(pl.col("v"), self.profile.date_formats, universal=False)).to_series()
-        given = distinct.select(text_expr(pl.col("v")).is_not_null()).to_series()
-        if (given & own.is_null()).any():
-            own = distinct.select(date_expr(pl.col("v"), self.profile.date_formats)).to_series()
-        return cells.replace_strict(distinct.get_column("v"), own, default=None, return_dtype=pl.Date)
-
-    def txt(self, col: str) -> pl.Expr:
-        if col not in self.field_col:
-            return text_expr(self.cell(col))
-        return self._kept(("text", col), lambda: text_expr(self.cell(col)))
-
-    def employee_id(self) -> pl.Expr:
-        """The employee id: its cell, or the text of ``employee_id_from`` (the employee's name as
-        the export prints it) where the export has none."""
-        if "employee_id" in self.field_col or not self.profile.employee_id_from:
-            return self.txt("employee_id")
-        return text_expr(pl.concat_str([text_expr(self.cell(f)) for f in self.profile.employee_id_from],
-                                       separator=", ", ignore_nulls=True))
-
-    def employer(self) -> pl.Expr:
-        e = self.txt("employer_id")
-        for ch in self.profile.employer_id_strip:
-            e = e.str.replace_all(ch, "", literal=True)
-        return e
-
-
 def _raw_cells(table, ssn_cols: set[str]) -> pl.DataFrame:
     """``__line`` and every submitted cell by its header (duplicated or blank headers made
     unique), the ssn column dropped."""
@@ -198,7 +105,7 @@ def _raw_cells(table, ssn_cols: set[str]) -> pl.DataFrame:
     return table.frame.select("__line", *[pl.col(c).alias(n) for c, n in raw_names.items()])
 
 
-def _submitted_text(dataset: str, c: _Cells) -> tuple[pl.DataFrame, dict[str, str]]:
+def _submitted_text(dataset: str, c: Cells) -> tuple[pl.DataFrame, dict[str, str]]:
     """The submitted text of each canonical column and its header(s): a derived column's parts
     joined with " + "; a long layout's hours from its hours cell and money from its amount cell;
     a period derived from the pay date, the pay date."""
@@ -228,7 +135,7 @@ def _submitted_text(dataset: str, c: _Cells) -> tuple[pl.DataFrame, dict[str, st
     return table.frame.select("__line", **text_cols), headers
 
 
-def _payroll_exprs(c: _Cells) -> tuple[dict[str, pl.Expr], dict[str, pl.Expr], list[tuple[int, str]]]:
+def _payroll_exprs(c: Cells) -> tuple[dict[str, pl.Expr], dict[str, pl.Expr], list[tuple[int, str]]]:
     """The staged payroll columns, the columns beside them for the cross-row rules (a long
     layout's code and what it counts as; a hash of the unmapped cells) and the lines whose code
     the profile does not know."""
@@ -243,9 +150,8 @@ def _payroll_exprs(c: _Cells) -> tuple[dict[str, pl.Expr], dict[str, pl.Expr], l
     extras: dict[str, pl.Expr] = {}
     unknown_codes: list[tuple[int, str]] = []
     if (rule := profile.period_from_pay_date) is not None:
-        lag = c.txt("pay_lag_days") if "pay_lag_days" in c.field_col else None
-        exprs["period_start"], exprs["period_end"] = period_from_pay_date(
-            c.day("pay_date"), c.txt(rule.frequency or "pay_frequency"), rule, lag)
+        exprs["period_start"], exprs["period_end"] = c.periods(
+            rule, "pay_lag_days" if "pay_lag_days" in c.field_col else None)
     if long is not None:
         code = c.txt(long.code).str.to_uppercase()
         zero = pl.lit(0.0)
@@ -276,7 +182,7 @@ def _payroll_exprs(c: _Cells) -> tuple[dict[str, pl.Expr], dict[str, pl.Expr], l
     return exprs, extras, unknown_codes
 
 
-def _staged_exprs(dataset: str, c: _Cells) -> tuple[dict[str, pl.Expr], dict[str, pl.Expr], list[tuple[int, str]]]:
+def _staged_exprs(dataset: str, c: Cells) -> tuple[dict[str, pl.Expr], dict[str, pl.Expr], list[tuple[int, str]]]:
     """(staged columns, extra columns, unknown codes) of a dataset: see ``_payroll_exprs``."""
     if dataset == "payroll":
         return _payroll_exprs(c)
@@ -347,7 +253,7 @@ def _hash_ssns(typed: pl.DataFrame, key: HashKey) -> tuple[pl.DataFrame, frozens
 
 def stage_table(dataset: str, match, table, key: HashKey, source_file: str) -> StagedTable:
     """Rename and cast one table read by ``readers`` under the profile ``match`` (profiles.Match)."""
-    c = _Cells(table, match)
+    c = Cells(table, match)
     ssn_fields = {"ssn"} if "ssn" in c.profile.fields else set()
     raw = _raw_cells(table, {c.field_col[s] for s in ssn_fields if s in c.field_col})
     text, headers = _submitted_text(dataset, c)
