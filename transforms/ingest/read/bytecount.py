@@ -1,6 +1,6 @@
 """Counting bytes of a whole file, as the fast readers' checks do (``readers._check_bytes``,
 ``arrow_csv``): NumPy compares every byte at once, about twice as fast as ``bytes.count`` of one
-byte here, and finds a CR outside a CRLF in one pass instead of counting both."""
+byte here, and finds a CR outside a CRLF by counting CRs and CRLFs (as 16-bit words) at that speed."""
 
 from __future__ import annotations
 
@@ -13,11 +13,13 @@ def count(data: bytes, byte: bytes) -> int:
 
 
 def lone_cr(data: bytes) -> bool:
-    """True when a CR of ``data`` is not followed by LF (``data.count(b"\\r") != data.count(b"\\r\\n")``)."""
+    """True when a CR of ``data`` is not followed by LF (``data.count(b"\\r") != data.count(b"\\r\\n")``):
+    the CRs counted, and the CRLFs as the 16-bit words ``0x0A0D`` at even and at odd offsets (no
+    array of positions: half the time of gathering the byte after each CR)."""
     if b"\r" not in data:
         return False
-    arr = np.frombuffer(data, np.uint8)
-    at = np.flatnonzero(arr == 13)
-    if at[-1] == arr.size - 1:
-        return True
-    return bool((arr[at + 1] != 10).any())
+    n = len(data)
+    crs = count(data, b"\r")
+    even = np.frombuffer(data, np.dtype("<u2"), count=n // 2)
+    odd = np.frombuffer(data, np.dtype("<u2"), count=(n - 1) // 2, offset=1)
+    return crs != int(np.count_nonzero(even == 0x0A0D)) + int(np.count_nonzero(odd == 0x0A0D))
