@@ -32,6 +32,7 @@ no manifest lists).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -73,6 +74,17 @@ def connect(address: str):
     except (OSError, TimeoutError) as exc:
         raise ClusterError(f"cannot reach the Dask scheduler at {address} ({type(exc).__name__}): start it, or "
                            "correct --dask-address (tcp://HOST:PORT)") from None
+
+
+@contextlib.contextmanager
+def client_for(address: str):
+    """A client of the cluster at ``address`` (``local[:N]``: this process's threads), closed after."""
+    local = address == LOCAL or address.startswith(LOCAL + ":")
+    client = LocalClient(int(address.partition(":")[2] or 2)) if local else connect(address)
+    try:
+        yield client
+    finally:
+        client.close()
 
 
 def run_on_worker(address: str, fn, *args):

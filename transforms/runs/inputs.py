@@ -206,7 +206,13 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: boo
         )
     frames = {name: scan_lake(workdir, name) for name in STAGED}
     check_control_groups(frames["control_groups"])
-    ids = resolve_identities(frames["payroll"], frames["roster"], frames["applications"])
+    if cluster:  # the workers read the payroll's rows (``cluster_identity``): none passes through here
+        from transforms.ingest.cluster_identity import resolve_on_cluster
+        from transforms.ingest.store.location import lake_dir
+
+        ids = resolve_on_cluster(cluster, lake_dir(workdir), frames["payroll"], frames["roster"], frames["applications"])
+    else:
+        ids = resolve_identities(frames["payroll"], frames["roster"], frames["applications"])
     frames["payroll"] = ids.payroll
     failpoints.hit("staged")
     hashed = {f.file: f.sha256 for f in report.files}

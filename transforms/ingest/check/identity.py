@@ -57,10 +57,18 @@ def claimed_keys(roster: pl.LazyFrame, applications: pl.LazyFrame) -> pl.DataFra
 def resolve(payroll: pl.LazyFrame, roster: pl.LazyFrame, applications: pl.LazyFrame) -> Identities:
     """The claimed employees' identities over the lake (see the module docstring)."""
     keys = claimed_keys(roster, applications)
+    bad, fill = resolve_rows(payroll, keys)
+    return identities(payroll, bad, fill, unclaimed(payroll, keys))
+
+
+def resolve_rows(payroll: pl.LazyFrame, keys: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """``(bad, fill)`` of the claimed employees ``keys`` (``claimed_keys``) over ``payroll``: the
+    rows in error (``_ROW`` and ``__rule``) and each employee's ssn for its rows without one
+    (``employer_id, employee_id, __fill``). An employee id is one employer's, so any set of whole
+    employers (their keys and their rows) gives exactly its own part of the whole's: a Dask worker
+    resolves a chunk of the employers (``ingest.cluster_identity``)."""
     ids = keys.select("employer_id", "employee_id").unique()
     rows = payroll.select(*_ROW).join(ids.lazy(), on=["employer_id", "employee_id"], how="semi").collect()
-    unclaimed = payroll.filter(pl.col("ssn_hash").is_null()).join(
-        ids.lazy(), on=["employer_id", "employee_id"], how="anti").select(pl.len()).collect().item()
     given = pl.concat([
         rows.select("employer_id", "employee_id", pl.col("ssn_hash").alias("__ssn"), pl.col("ssn_last4_hash").alias("__l4")),
         keys.select("employer_id", "employee_id", pl.col("roster_ssn").alias("__ssn"), pl.col("roster_last4").alias("__l4")),
@@ -76,9 +84,22 @@ def resolve(payroll: pl.LazyFrame, roster: pl.LazyFrame, applications: pl.LazyFr
               & (pl.col("ssn_last4_hash") != pl.col("__person_l4"))).then(pl.lit("masked_ssn_mismatch"))
     )
     rows = rows.with_columns(rule.alias("__rule"))
-    bad = rows.filter(pl.col("__rule").is_not_null())
+    bad = rows.filter(pl.col("__rule").is_not_null()).select(*_ROW, "__rule")
     fill = rows.filter(pl.col("__rule").is_null() & pl.col("ssn_hash").is_null()).select(
         "employer_id", "employee_id", pl.col("__person").alias("__fill")).unique()
+    return bad, fill
+
+
+def unclaimed(payroll: pl.LazyFrame, keys: pl.DataFrame) -> int:
+    """Rows without an ssn of no claimed employee (they count for no one's credit)."""
+    ids = keys.select("employer_id", "employee_id").unique()
+    return int(payroll.filter(pl.col("ssn_hash").is_null()).join(
+        ids.lazy(), on=["employer_id", "employee_id"], how="anti").select(pl.len()).collect().item())
+
+
+def identities(payroll: pl.LazyFrame, bad: pl.DataFrame, fill: pl.DataFrame, unclaimed_rows: int) -> Identities:
+    """The payroll without the rows in ``bad`` and with ``fill``'s ssns (a plan: nothing is read
+    here), and ``bad`` as standing lines and reject records."""
     out = payroll
     if bad.height:
         out = out.join(bad.select("source_file", "source_sheet", "source_line").lazy(),
@@ -86,7 +107,7 @@ def resolve(payroll: pl.LazyFrame, roster: pl.LazyFrame, applications: pl.LazyFr
     if fill.height:
         out = out.join(fill.lazy(), on=["employer_id", "employee_id"], how="left").with_columns(
             pl.coalesce("ssn_hash", "__fill").alias("ssn_hash")).drop("__fill")
-    return Identities(out, _lines(bad), _rejects(bad), int(unclaimed))
+    return Identities(out, _lines(bad), _rejects(bad), int(unclaimed_rows))
 
 
 def _where() -> pl.Expr:

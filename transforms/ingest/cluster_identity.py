@@ -1,0 +1,48 @@
+"""One person, one identity (``check.identity``) resolved by the cluster's workers: the claimed
+employees' rows are read where they are resolved, a chunk of the employers per task, and the
+driver gets back only the rows in error and each employee's ssn hash for its rows without one (what
+``identity.resolve`` keeps of them), so that no payroll row passes through it. An employee id is
+one employer's: the chunks' results together are exactly the whole's (tests/test_cluster_identity.py)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from transforms import storage
+from transforms.ingest.check import identity
+from transforms.ingest.store.lake import scan_lake
+
+
+def resolve_part(lake: storage.Location, keys: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """On a worker: ``identity.resolve_rows`` of the claimed employees ``keys`` (whole employers)
+    over the lake's payroll rows of their employers."""
+    employers = keys.get_column("employer_id").unique().sort().to_list()
+    return identity.resolve_rows(scan_lake(None, "payroll", employer_ids=employers, lake=lake), keys)
+
+
+def unclaimed_part(lake: storage.Location, keys: pl.DataFrame) -> int:
+    """On a worker: ``identity.unclaimed`` over the lake's payroll."""
+    return identity.unclaimed(scan_lake(None, "payroll", lake=lake), keys)
+
+
+def resolve_on_cluster(address: str, lake: storage.Location, payroll: pl.LazyFrame, roster: pl.LazyFrame,
+                       applications: pl.LazyFrame) -> identity.Identities:
+    """``identity.resolve`` with the payroll's rows read by the workers of the cluster at
+    ``address`` (``cluster.ingest_on_cluster``'s addresses: a Dask scheduler, or ``local[:N]``)."""
+    from transforms.ingest.cluster import _chunks, _gather, client_for
+
+    keys = identity.claimed_keys(roster, applications)  # the roster and the applications: no payroll row
+    with client_for(address) as client:
+        n = max(1, len(client.scheduler_info().get("workers", {})))
+        employers = keys.get_column("employer_id").unique().sort().to_list()
+        chunks = [keys.filter(pl.col("employer_id").is_in(c)) for c in _chunks(employers, 2 * n)]
+        futures = [client.submit(unclaimed_part, lake, keys, pure=False)]
+        futures += [client.submit(resolve_part, lake, c, pure=False) for c in chunks]
+        got = _gather(client, futures, "the identities")
+    parts = got[1:]
+    schema_bad = {**{c: pl.String for c in ("employer_id", "employee_id", "ssn_hash", "ssn_last4_hash", "source_file",
+                                             "source_sheet")}, "source_line": pl.Int64, "__rule": pl.String}
+    bad = pl.concat([b for b, _ in parts]) if parts else pl.DataFrame(schema=schema_bad)
+    fill = (pl.concat([f for _, f in parts]) if parts
+            else pl.DataFrame(schema={"employer_id": pl.String, "employee_id": pl.String, "__fill": pl.String}))
+    return identity.identities(payroll, bad, fill, got[0])
