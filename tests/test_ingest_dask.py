@@ -14,6 +14,7 @@ import io
 import logging
 import os
 import pathlib
+import pickle
 from pathlib import Path
 
 import polars as pl
@@ -122,16 +123,19 @@ class DriverRead(AssertionError):
     pass
 
 
-def guard_driver(mp: pytest.MonkeyPatch, payroll_dir: Path) -> None:
+def guard_driver(mp: pytest.MonkeyPatch, payroll_dir: Path, quarantine: bool = False) -> None:
     """In this process only (the driver; the workers are other processes): reading a payroll
     file of the submission (but ``payroll/files.csv``, the files' context) or a payroll part of
-    the lake raises."""
+    the lake raises (``quarantine``: but the quarantine's, the rejected lines that hold
+    applications, which the run reads after the ingest)."""
     import polars
 
     from transforms import storage
 
     def payroll(target) -> bool:
         text = str(target)
+        if quarantine and "/quarantine/" in text:
+            return False
         if "/payroll/" in text or "/payroll_lines/" in text:
             return not text.startswith(str(payroll_dir)) or Path(text).name != "files.csv"
         return False
@@ -182,6 +186,61 @@ def test_with_the_lake_in_s3_no_payroll_byte_passes_through_the_driver(cluster, 
     assert not [k for k in objects if k.startswith("_staging/")]
     same(lake_files(tmp_path / "plain" / "lake"), {k: v for k, v in objects.items() if k != "_manifest.json"})
     assert str(lake) == f"s3://{BUCKET}/dask/lake"
+
+
+def guard_plans(mp: pytest.MonkeyPatch, payroll_dir: Path) -> None:
+    """``guard_driver``, but a plan over the lake's payroll may be built here (and sent to a worker):
+    what raises is running one in this process (collect, sink), besides opening a payroll file."""
+    import polars
+
+    guard_driver(mp, payroll_dir, quarantine=True)
+    for name in ("scan_parquet", "scan_csv"):  # building a plan reads nothing
+        mp.setattr(polars, name, getattr(polars.io, name))
+
+    def runs_payroll(lf) -> bool:
+        blob = pickle.dumps(lf)  # the plan as it is sent (explaining it could read a part's footer)
+        return b"/payroll/year=" in blob or b"/payroll_lines/year=" in blob
+
+    for name in ("collect", "collect_batches", "sink_parquet", "sink_ipc", "sink_csv"):
+        fn = getattr(polars.LazyFrame, name)
+
+        def guarded(self, *a, _fn=fn, _name=name, **k):
+            if runs_payroll(self):
+                raise DriverRead(f"the driver ran a plan over payroll parts ({_name})")
+            return _fn(self, *a, **k)
+        mp.setattr(polars.LazyFrame, name, guarded)
+
+
+def test_with_the_lake_in_s3_the_annual_run_reads_no_payroll_row_on_the_driver(cluster, submission, tmp_path):
+    """Ingest, identities, credits (per employer batch), decision and products with the lake in
+    the bucket: the driver runs no plan over payroll parts and opens no payroll file (each worker
+    reads its own rows), yet writes the plain run's files."""
+    import boto3
+    from distributed import Client
+
+    from transforms.ingest.store.location import use_lake
+    from transforms.runs.quarterly import employer_batches, merge_results
+
+    boto3.client("s3").create_bucket(Bucket=BUCKET)
+    run(submission, tmp_path / "plain" / "w", tmp_path / "plain" / "out")
+    work, out = tmp_path / "w", tmp_path / "out"
+    use_lake(work, f"s3://{BUCKET}/whole-run/lake", record=True)
+    params, settings = load_parameters(), Settings()
+    with pytest.MonkeyPatch.context() as mp, Client(cluster, set_as_default=False) as client:
+        guard_plans(mp, submission / "payroll")
+        with pytest.raises(DriverRead):  # the guard holds in this process
+            pl.scan_parquet(f"s3://{BUCKET}/whole-run/lake/payroll/year=2023/x.parquet").collect()
+        staged = steps.stage_inputs(submission, work, KEY, cluster=cluster)
+        batches = employer_batches(staged.frames, 2)
+        assert len(batches) == 2 and all(isinstance(b["payroll"], pl.LazyFrame) for b in batches)
+        result = merge_results(client.gather([client.submit(steps.compute, b, 2023, AS_OF, params, settings, pure=False)
+                                              for b in batches]))
+        steps.decide_and_commit(steps.RunContext(
+            workdir=work, out_dir=out, run_id=RUN_ID, kind="annual", tax_year=2023, as_of=AS_OF, params=params,
+            settings=settings, staged=staged, result=result, started_at=dt.datetime(2024, 7, 1)))
+    plain, mine = files(tmp_path / "plain" / "out"), files(out)
+    assert "employee_credits.csv" in plain and "rejects.csv" in plain
+    same({k: v for k, v in plain.items() if k != "manifest.json"}, {k: v for k, v in mine.items() if k != "manifest.json"})
 
 
 def test_a_worker_without_the_drivers_key_stops_the_ingest_in_one_line(cluster, submission, tmp_path):

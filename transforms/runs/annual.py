@@ -112,8 +112,10 @@ def hold_unread(ctx: RunContext, released: list[str]) -> None:
         "application_id", pl.col("employer_id").alias("member_id"))
     keys = lines.filter((pl.col("dataset") == "payroll") & pl.col("employee_id").is_not_null()).select(
         "employer_id", "employee_id").unique()
-    identities = staged.frames["payroll"].lazy().join(keys.lazy(), on=["employer_id", "employee_id"], how="semi").select(
-        "employer_id", "employee_id", "ssn_hash").unique().collect()
+    identities = pl.DataFrame(schema={"employer_id": pl.String, "employee_id": pl.String, "ssn_hash": pl.String})
+    if keys.height:  # (the payroll read where the run's cluster is, when it has one)
+        identities = staged.collect(staged.frames["payroll"].lazy().join(
+            keys.lazy(), on=["employer_id", "employee_id"], how="semi").select("employer_id", "employee_id", "ssn_hash").unique())
     ctx.held = held_applications(result.applications.select("application_id", "employer_id"), members, claims,
                                  identities, lines, staged.named)
     result.applications = hold(result.applications, ctx.held, released=released)
@@ -236,7 +238,8 @@ def write_outputs(ctx: RunContext, staging: StagedOutputs, decisions: Decisions)
             "rejected_cells": staged.rejects.height,
             "held_applications": summary.held,
             "waiting_applications": summary.waiting,
-            **{f"staged_{k}": v.lazy().select(pl.len()).collect().item() for k, v in staged.frames.items()},
+            **{f"staged_{k}": (staged.collect if k == "payroll" else pl.LazyFrame.collect)(v.lazy().select(pl.len())).item()
+               for k, v in staged.frames.items()},
         },
         "totals": {
             "requested": summary.requested,
@@ -288,7 +291,7 @@ def write_run_products(ctx: RunContext, con, staging: StagedOutputs, decisions: 
             staging.dir, con=con, awards=decisions.awards, employee_years=result.employees,
             rejects=staged.rejects, run_id=ctx.run_id, tax_year=ctx.tax_year, approval_year=ctx.as_of.year,
             cap_cents=decisions.cap_cents, history=history, held=ctx.held, members=result.members,
-            addresses=addresses(staged.frames["applications"], ids), named_by=named_by(ctx.workdir, staged.frames["payroll"]),
+            addresses=addresses(staged.frames["applications"], ids), named_by=named_by(ctx.workdir, staged.frames["payroll"], staged.collect),
             findings=ctx.findings, params=ctx.params, freed=freed,
         )
         made += write_good_faith(staging.dir, con, ctx.workdir, ctx.tax_year, decisions.awards, ctx.findings or [],

@@ -132,6 +132,17 @@ class StagedInputs:
     standing: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=STANDING_SCHEMA))
     named: dict = field(default_factory=dict)
     unclaimed_without_ssn: int = 0  # payroll rows of no claimed employee without an ssn (count for no one)
+    cluster: str | None = None  # the Dask scheduler that ingested (``collect`` reads the payroll there)
+
+    def collect(self, plan: pl.LazyFrame) -> pl.DataFrame:
+        """A (small) result of a plan over the lake's payroll: collected by a worker of the run's
+        cluster when there is one (no payroll row passes through this process), else here."""
+        if not self.cluster:
+            return plan.collect()
+        from transforms.ingest.cluster import _gather, client_for
+
+        with client_for(self.cluster) as client:
+            return _gather(client, [client.submit(_collect, plan, pure=False)], "a query of the payroll")[0]
 
     @property
     def lake_sha256(self) -> str | None:
@@ -219,7 +230,12 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: boo
     staged = StagedInputs(frames, pl.concat([report.rejects, ids.rejects]), input_file_records(input_dir, hashed),
                           key.source, key.key_id, report, docs_dir, pl.concat([standing, ids.lines]), named)
     staged.unclaimed_without_ssn = ids.unclaimed_without_ssn
+    staged.cluster = cluster
     return staged
+
+
+def _collect(plan: pl.LazyFrame) -> pl.DataFrame:
+    return plan.collect()
 
 
 class NothingToDecide(RunError):
@@ -286,7 +302,7 @@ def check_tax_year(applications: pl.LazyFrame | pl.DataFrame, tax_year: int, as_
     return late.height
 
 
-def named_by(workdir: Path, payroll) -> dict[str, str]:
+def named_by(workdir: Path, payroll, collect=pl.LazyFrame.collect) -> dict[str, str]:
     """employer id -> the product whose report gave its payroll rows no employee id (the printed name
     is the id: ``Profile.employee_id_from``), said in the employer's notice."""
     from transforms.ingest.read.profile_files import load_profiles
@@ -300,5 +316,5 @@ def named_by(workdir: Path, payroll) -> dict[str, str]:
     if not files:
         return {}
     frame = payroll.lazy() if isinstance(payroll, pl.DataFrame) else payroll
-    pairs = frame.filter(pl.col("source_file").is_in(list(files))).select("employer_id", "source_file").unique().collect()
+    pairs = collect(frame.filter(pl.col("source_file").is_in(list(files))).select("employer_id", "source_file").unique())
     return {emp: files[src] for emp, src in sorted(pairs.iter_rows())}
