@@ -112,6 +112,8 @@ class Cells:
             if lag_col is not None:
                 keys.append(self.txt(lag_col).alias("__l"))
             rows = self.work.select(keys)
+            if rows.height != self.work.height:  # every key a literal (no such column): one per row
+                rows = self.work.select(pl.int_range(pl.len()).alias("__i"), *keys).drop("__i")
             start, end = period_from_pay_date(pl.col("__p"), pl.col("__f"), rule,
                                               pl.col("__l") if lag_col is not None else None)
             table = rows.unique().with_columns(start.alias("__ps"), end.alias("__pe"))
