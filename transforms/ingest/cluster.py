@@ -76,11 +76,15 @@ def connect(address: str):
                            "correct --dask-address (tcp://HOST:PORT)") from None
 
 
+def is_local(address: str) -> bool:
+    """``local`` or ``local:N``: this process's threads (``local_client.LocalClient``), no Dask."""
+    return address == LOCAL or address.startswith(LOCAL + ":")
+
+
 @contextlib.contextmanager
 def client_for(address: str):
-    """A client of the cluster at ``address`` (``local[:N]``: this process's threads), closed after."""
-    local = address == LOCAL or address.startswith(LOCAL + ":")
-    client = LocalClient(int(address.partition(":")[2] or 2)) if local else connect(address)
+    """A client of the cluster at ``address`` (``local[:N]``: N threads of this process), closed after."""
+    client = LocalClient(int(address.partition(":")[2] or 2)) if is_local(address) else connect(address)
     try:
         yield client
     finally:
@@ -89,11 +93,8 @@ def client_for(address: str):
 
 def run_on_worker(address: str, fn, *args):
     """``fn(*args)`` on a worker of the cluster at ``address``."""
-    client = connect(address)
-    try:
+    with client_for(address) as client:
         return _gather(client, [client.submit(fn, *args, pure=False)], fn.__name__)[0]
-    finally:
-        client.close()
 
 
 def _gather(client, futures: list, what: str) -> list:
@@ -137,19 +138,19 @@ def ingest_on_cluster(root: Path, workdir: Path, lake: Path, key: HashKey, now: 
     threads of this process (``local_client.LocalClient``; 2 by default), no Dask: the tasks get
     ``key`` itself, the workers' fail points are not armed (they would end this process) and
     ``lake_files.HASH_WRITES``, which the tasks set, is given back its value."""
-    local = address == LOCAL or address.startswith(LOCAL + ":")
-    client = LocalClient(int(address.partition(":")[2] or 2)) if local else connect(address)
+    local = is_local(address)
     hashing = lake_files.HASH_WRITES
     if local:
         key_loader = functools.partial(_same_key, key)
     stage = lake / STAGING / uuid.uuid4().hex[:12]
-    try:
-        return _ingest(client, root, workdir, lake, key, now, engine, exclude, key_loader, stage, (piece_bytes, batch_bytes))
-    finally:
-        _remove_tree(lake / STAGING)  # the whole area (one ingest at a time: the lock): no folder marker left
-        client.close()
-        if local:
-            lake_files.HASH_WRITES = hashing
+    with client_for(address) as client:
+        try:
+            return _ingest(client, root, workdir, lake, key, now, engine, exclude, key_loader, stage,
+                           (piece_bytes, batch_bytes))
+        finally:
+            _remove_tree(lake / STAGING)  # the whole area (one ingest at a time: the lock): no folder marker left
+            if local:
+                lake_files.HASH_WRITES = hashing
 
 
 def _same_key(key: HashKey) -> HashKey:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from transforms import storage
+from transforms import schema, storage
 from transforms.ingest.check import identity
 from transforms.ingest.store.lake import scan_lake
 
@@ -39,10 +39,7 @@ def resolve_on_cluster(address: str, lake: storage.Location, payroll: pl.LazyFra
         futures = [client.submit(unclaimed_part, lake, keys, pure=False)]
         futures += [client.submit(resolve_part, lake, c, pure=False) for c in chunks]
         got = _gather(client, futures, "the identities")
-    parts = got[1:]
-    schema_bad = {**{c: pl.String for c in ("employer_id", "employee_id", "ssn_hash", "ssn_last4_hash", "source_file",
-                                             "source_sheet")}, "source_line": pl.Int64, "__rule": pl.String}
-    bad = pl.concat([b for b, _ in parts]) if parts else pl.DataFrame(schema=schema_bad)
-    fill = (pl.concat([f for _, f in parts]) if parts
-            else pl.DataFrame(schema={"employer_id": pl.String, "employee_id": pl.String, "__fill": pl.String}))
+    # no claimed employee: the empty frames of an empty payroll (nothing read)
+    parts = got[1:] or [identity.resolve_rows(pl.LazyFrame(schema=schema.LAKE["payroll"]), keys)]
+    bad, fill = pl.concat([b for b, _ in parts]), pl.concat([f for _, f in parts])
     return identity.identities(payroll, bad, fill, got[0])

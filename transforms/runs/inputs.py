@@ -139,10 +139,9 @@ class StagedInputs:
         cluster when there is one (no payroll row passes through this process), else here."""
         if not self.cluster:
             return plan.collect()
-        from transforms.ingest.cluster import _gather, client_for
+        from transforms.ingest.cluster import run_on_worker
 
-        with client_for(self.cluster) as client:
-            return _gather(client, [client.submit(_collect, plan, pure=False)], "a query of the payroll")[0]
+        return run_on_worker(self.cluster, _collect, plan)
 
     @property
     def lake_sha256(self) -> str | None:
