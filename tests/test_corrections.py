@@ -29,7 +29,15 @@ def annual(src: Path, work: Path, out: Path, as_of: str = "2024-07-01"):
 
 
 def scale_2023(src: Path, employer: str, factor: float) -> Path:
-    """Scale the 2023 hours and wages of one employer's payroll rows (a corrected file)."""
+    """Scale the 2023 hours and wages of one employer's payroll rows (a corrected file), and the
+    2023 totals its roster declares with them (its payroll system's year-to-date figures)."""
+    apps = pl.read_csv(src / "applications.csv", infer_schema=False).filter(pl.col("employer_id") == employer)
+    roster = pl.read_csv(src / "roster.csv", infer_schema=False)
+    mine = pl.col("application_id").is_in(apps.get_column("application_id").implode())
+    roster.with_columns(
+        pl.when(mine & pl.col(c).is_not_null()).then((pl.col(c).cast(pl.Float64) * factor).round(2).cast(pl.String))
+        .otherwise(pl.col(c)).alias(c)
+        for c in ("declared_hours_current", "declared_wages_current", "declared_taxes_current")).write_csv(src / "roster.csv")
     for f in sorted((src / "payroll").glob("*.csv")):
         rows = pl.read_csv(f, infer_schema=False)
         if employer not in set(rows.get_column("employer_id")):
@@ -73,11 +81,11 @@ def test_run_correct_rerun_reopen_rerun(prefect_harness, sub, tmp_path):
     with (src / "control_groups.csv").open("a") as fh:
         fh.write("G001,999999901,2026-01-01,\n")
     r = annual(src, work, tmp_path / "o2")
-    assert "2 changed" in r.flat and "request now differs" in r.flat and app in r.flat
+    assert "3 changed" in r.flat and "request now differs" in r.flat and app in r.flat
     assert "Requested (as decided)" in r.flat and "computed now, differs" in r.flat  # the panel says so too
     changes = pl.read_csv(tmp_path / "o2" / "changes.csv", infer_schema=False)
     assert changes.filter(pl.col("change") == "file changed").get_column("file").to_list() == sorted([
-        "control_groups.csv", changed_file.relative_to(src).as_posix()])
+        "control_groups.csv", changed_file.relative_to(src).as_posix(), "roster.csv"])
     group = changes.filter(pl.col("change") == "control group G001 changed")
     assert group.rows() == [("control group G001 changed", "control_groups.csv", None, None,
                              "240487869 2015-01-01..; 307310631 2015-01-01..",

@@ -147,7 +147,7 @@ def test_the_hourly_rate_is_a_rule_of_the_pay_period_over_all_its_lines():
     assert sorted(got.get_column("__order").to_list()) == [2, 3, 5, 10_000_000_004]
     assert set(got.get_column("rule")) == {"hourly_rate"} and set(got.get_column("column")) == {"gross_wages"}
     msg = got.filter(pl.col("__order") == 3).get_column("message").item()
-    assert "$550.0 an hour" in msg and "payroll/f0.csv:3, payroll/f1.csv:4" in msg
+    assert "$550.00 an hour" in msg and "payroll/f0.csv:3, payroll/f1.csv:4" in msg
     # the lake's lines of the period count too: hours sent earlier make this pay plausible
     assert implausible_rates(rates([(1, 14, 0.01, 600, 0)]), rates([(1, 14, 39.99, 0, 1)]).drop("__order")).height == 0
 

@@ -46,6 +46,7 @@ def base(tmp_path_factory):
     root = tmp_path_factory.mktemp("held")
     sub = root / "canonical"
     generate_submission(sub, employers=12, seed=31, tax_year=2023, groups_and_fiscal=False)
+    complete_rates(sub)  # the agency's own gaps hold too (tested in tests/test_readings.py): none here
     # one claimed person's ssn begins with 0 (issued in New York or New England)
     roster = pl.read_csv(sub / "roster.csv", infer_schema=False)
     pay_file = sorted((sub / "payroll").glob("*.csv"))[0]
@@ -59,6 +60,15 @@ def base(tmp_path_factory):
     awards, _ = run(sub, root / "w0", root / "o0")
     assert (awards["status"] == "APPROVED").sum() >= 2
     return {"root": root, "sub": sub, "credits": credits(root / "o0"), "awards": awards, "file": pay_file.name}
+
+
+def complete_rates(sub: Path) -> None:
+    """Every employer's UI/DI rates for each rate year the generator gives some employer."""
+    rates = pl.read_csv(sub / "employer_rates.csv", infer_schema=False)
+    every = rates.select("employer_id").unique().join(rates.select("rate_year_start").unique(), how="cross")
+    missing = every.join(rates, on=["employer_id", "rate_year_start"], how="anti").with_columns(
+        pl.lit("0.0280").alias("ui_rate"), pl.lit("0.0050").alias("di_rate"))
+    pl.concat([rates, missing.select(rates.columns)]).write_csv(sub / "employer_rates.csv")
 
 
 def variant(base, name: str, edit) -> Path:

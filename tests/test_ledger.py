@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 from helpers import employer_case, frames_for
 
-from transforms.award import ledger
+from transforms.award import ledger, ledger_schema
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
 from transforms.settings import AllocationSettings, Settings
@@ -154,7 +154,7 @@ def test_a_schema_1_ledger_is_migrated_keeping_every_decision(tmp_path):
     path = tmp_path / "impcredit.duckdb"
     con = duckdb.connect(str(path))
     con.execute("CREATE TABLE schema_version (version INTEGER NOT NULL, applied_at TIMESTAMP NOT NULL)")
-    for stmt in ledger._MIGRATIONS[1]:
+    for stmt in ledger_schema._MIGRATIONS[1]:
         con.execute(stmt)
     con.execute("INSERT INTO schema_version VALUES (1, now()::TIMESTAMP)")
     con.execute("INSERT INTO decisions VALUES ('A1', 2024, 2023, '100000001', 'One', 'Essex', 'CBT', ?, 5000, 4000, "

@@ -29,7 +29,7 @@ def line_numbers(n: int) -> list[int]:
     return [1000 - 7 * i if i % 2 else 11 + 5 * i for i in range(n)]
 
 
-TEXT_COLUMNS = ("valid_to", "member_to", "period_start", "period_end")
+TEXT_COLUMNS = ("valid_to", "member_to", "period_start", "period_end", *schema.DECLARED)
 
 
 def gx_frame(dataset: str, rows: list[dict], raw_valid_to: list | None = None) -> pl.DataFrame:
@@ -190,6 +190,17 @@ def cases(dataset: str) -> list[tuple[str, dict, str | None]]:
             add(f"category_{v}", wage_category=v)
         add("ssn_given", ssn_hash="ab" * 32, __ssn_given=True)
         add("ssn_not_9_digits", ssn_hash=None, __ssn_given=True)
+        # the employer's declared totals (spec section 1): blank declares nothing; a number; never negative
+        for c in schema.DECLARED:
+            add(f"{c}_given", **{c: 1040.04 if "hours" in c else 13520.52})
+            add(f"{c}_blank", raw={c: ""}, **{c: None})
+            add(f"{c}_not_a_number", raw={c: "14695.8O"}, **{c: None})
+            add(f"{c}_negative", **{c: -5.0})
+            add(f"{c}_huge", **{c: 1e9})
+            if "hours" in c:
+                add(f"{c}_fraction_of_an_hour", **{c: 1040.045})
+            else:
+                add(f"{c}_fraction_of_a_cent", **{c: 12.345})
     elif dataset == "control_groups":
         add("from_none", member_from=None)
         add("to_open", raw="", member_to=None)

@@ -51,6 +51,12 @@ SUBMITTED_COLUMNS: dict[str, list[str]] = {
     "estimate_requests": ["request_id", "employer_id", "employer_name", "tax_type", "tax_year", "received_at"],
 }
 
+# The employer's own totals for a claimed person, from its payroll system (spec section 1, "What the
+# employer declares, and what was read"): hours, gross wages and employer payroll taxes of the last
+# preceding calendar year p and of the tax period T; a blank cell declares nothing.
+DECLARED: tuple[str, ...] = ("declared_hours_prior", "declared_wages_prior", "declared_taxes_prior",
+                             "declared_hours_current", "declared_wages_current", "declared_taxes_current")
+
 # Columns a submitted file may carry (a vendor profile may map them); absent = empty. Payroll:
 # the check (or line) id and the pay date of the check the row belongs to (spec section 1,
 # "Payroll as employers' systems write it"): two lines equal in every column but these are
@@ -61,7 +67,7 @@ OPTIONAL_COLUMNS: dict[str, list[str]] = {
     "applications": ["period_start", "period_end", "employer_address"],
     # the member of the applicant's group employing the person (empty = the applicant), and the
     # claimed person's ssn for payroll exports that carry none or a masked one
-    "roster": ["employer_id", "ssn"],
+    "roster": ["employer_id", "ssn", *DECLARED],
     "estimate_requests": ["period_start", "period_end"],
 }
 
@@ -135,6 +141,8 @@ ROSTER = pl.Schema(
         "employer_id": pl.String(),  # null = the applicant
         "ssn_hash": pl.String(),  # null when the roster gives no ssn
         "ssn_last4_hash": pl.String(),  # the keyed hash of its last four digits (to check a masked one)
+        # the employer's declared totals for the person (null = not declared)
+        **{c: pl.Float64() for c in DECLARED},
         **LINEAGE,
     }
 )
@@ -208,6 +216,13 @@ SUBMISSION_FILES: dict[str, str] = {
     "employer_rates": "employer_rates.csv",
     "control_groups": "control_groups.csv",
 }
+
+# Read but doubtful (spec section 7): a line rejected only by these rules was read; its values only
+# look unlikely (a pay period's rate outside $1 to $500: a federal 14(c) certificate or a State special
+# licence allowed pay far below the minimum wage before 2019). It holds its applications like an
+# unread line, but it is stored in the lake: a release confirms it, and the application is decided
+# with it as read.
+DOUBTFUL_RULES: frozenset[str] = frozenset({"hourly_rate"})
 
 # The agency's own files: a line of them that cannot be read stops the run (spec section 7).
 AGENCY_DATASETS: tuple[str, ...] = ("certifications", "employer_rates", "control_groups")

@@ -75,6 +75,10 @@ def _print(result, page: Path) -> None:
                       f"{sum(f.rows_rejected for f in files):,} rejected")
     t.add_row("Applications", f"{result.applications:,} read, {len(result.held):,} would be held")
     t.add_row("Employer-years totalled", f"{len(result.totals):,} (spread by day, as the credit is)")
+    declared = [f for p in result.figures for f in p.figures if f[3] is not None]
+    t.add_row("Declared totals", f"{sum(1 for p in result.figures if any(f[3] is not None for f in p.figures)):,} of "
+                                 f"{len(result.figures):,} claimed persons, {sum(1 for f in declared if f[4]):,} of "
+                                 f"{len(declared):,} figures differ from what was read")
     t.add_row("Page", escape(str(page)))
     colour = "green" if result.read_whole else "yellow"
     common.console.print(Panel(t, title="impcredit check", expand=False))

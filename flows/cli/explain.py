@@ -21,6 +21,23 @@ def _fmt(v) -> str:
     return "" if v is None else str(v)
 
 
+def _declared_table(r: dict, console: Console) -> None:
+    """The person's figures as read beside those the employer declared (spec section 1), when any is declared."""
+    if not any(x["declared"] is not None for x in r.get("declared_totals") or []):
+        return
+    d = Table(title="Declared by the employer and read (spec section 1: differ = beyond the larger of 2% and the "
+                    "largest single row)")
+    for c in ("figure", "period", "declared", "read", "tolerance", "differs"):
+        d.add_column(c, justify="right" if c in ("declared", "read", "tolerance") else "left")
+    for x in r["declared_totals"]:
+        if x["declared"] is None:
+            d.add_row(x["figure"], f"{x['period_start']}..{x['period_end']}", "not declared", f"{x['read']:,.2f}", "", "")
+            continue
+        d.add_row(x["figure"], f"{x['period_start']}..{x['period_end']}", f"{x['declared']:,.2f}", f"{x['read']:,.2f}",
+                  f"{x['tolerance']:,.2f}", "[red]yes: held[/]" if x["differs"] else "no")
+    console.print(d)
+
+
 def render_text(r: dict, console: Console) -> None:
     e = r["employee_year"]
     console.print(plain_words(r))
@@ -46,6 +63,7 @@ def render_text(r: dict, console: Console) -> None:
             m.add_row(x["member_id"] + (" (the applicant)" if x["member_id"] == e.get("employer_id") else ""),
                       f"{x['H_m']:,.2f}", f"{x['RW_m']:,.2f}", f"{x['RT_m']:,.2f}")
         console.print(m)
+    _declared_table(r, console)
     if r["parameters"]:
         p = Table(title="Parameters used")
         for c in ("parameter", "value", "period", "citation"):

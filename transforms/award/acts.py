@@ -77,3 +77,10 @@ def release(con: duckdb.DuckDBPyConnection, application_id: str, reason: str, ru
         if err is exc:
             raise
         raise err from exc
+
+
+def confirmed_lines(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """The payroll lines a release confirmed (``file_sha256``, ``source_sheet``, ``line``): read
+    but doubtful lines taken as read (spec section 7); they hold no application again."""
+    return con.sql("""SELECT DISTINCT file_sha256, source_sheet, line FROM confirmed_lines
+                      WHERE source = 'doubtful' AND file_sha256 IS NOT NULL""").pl()

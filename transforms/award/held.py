@@ -22,21 +22,43 @@ from __future__ import annotations
 
 import polars as pl
 
-from transforms.rules.reasons import INPUT_REJECTED
+from transforms.rules.declared import FIGURES
+from transforms.rules.reasons import DECLARED_TOTALS_DIFFER, INPUT_REJECTED, MISSING_EMPLOYER_RATES
+from transforms.schema import DOUBTFUL_RULES
 
 HOLDING_DATASETS = ("payroll", "roster", "applications")
 NOT_HOLDING_RULES = frozenset({"duplicate_row"})
-HELD_SCHEMA = {"application_id": pl.String, "file": pl.String, "line": pl.Int64, "columns": pl.String,
-               "rules": pl.String, "messages": pl.String}
-_LINE = ["file", "line", "columns", "rules", "messages"]
+# why an application is held (held.csv's ``source``): a line not read (``input``), a line read but
+# doubtful (``doubtful``), the employer's declared totals that differ from what was read
+# (``declared_totals``), the agency's own missing data (``agency``); listed for the analyst agency first
+SOURCES = ("agency", "input", "doubtful", "declared_totals")
+HELD_SCHEMA = {"application_id": pl.String, "source": pl.String, "file": pl.String, "line": pl.Int64,
+               "columns": pl.String, "rules": pl.String, "messages": pl.String, "employee_id": pl.String,
+               "figure": pl.String, "declared": pl.Float64, "read": pl.Float64,
+               "file_sha256": pl.String, "source_sheet": pl.String}
+HELD_CSV = [c for c in HELD_SCHEMA if c not in ("file_sha256", "source_sheet")]  # what held.csv shows
+_LINE = ["file", "line", "columns", "rules", "messages", "employee_id", "file_sha256", "source_sheet"]
+LINE_KEY = ["file_sha256", "source_sheet", "line"]
 
 
-def holding_lines(standing: pl.DataFrame) -> pl.DataFrame:
+def holding_lines(standing: pl.DataFrame, confirmed: pl.DataFrame | None = None) -> pl.DataFrame:
     """The standing rejected lines that can hold an application (payroll, roster, applications;
-    not an exact copy of another line)."""
+    not an exact copy of another line; not a doubtful line a release confirmed: ``confirmed``,
+    ``LINE_KEY`` of ``acts.confirmed_lines``)."""
     rules = pl.col("rules").fill_null("").str.split(";")
     only_copies = rules.list.eval(pl.element().is_in(list(NOT_HOLDING_RULES))).list.all()
-    return standing.filter(pl.col("dataset").is_in(HOLDING_DATASETS) & ~(only_copies & (pl.col("rules") != "")))
+    out = standing.filter(pl.col("dataset").is_in(HOLDING_DATASETS) & ~(only_copies & (pl.col("rules") != "")))
+    if confirmed is not None and confirmed.height:
+        out = out.join(confirmed.select(LINE_KEY).cast({"line": pl.Int64}), on=LINE_KEY, how="anti", nulls_equal=True)
+    return out
+
+
+def line_source() -> pl.Expr:
+    """``doubtful`` for a line rejected only because its values look unlikely (``schema.DOUBTFUL_RULES``:
+    read, stored, held until confirmed), else ``input`` (not read)."""
+    rules = pl.col("rules").fill_null("").str.split(";").list.eval(pl.element().filter(pl.element() != ""))
+    doubtful = rules.list.eval(pl.element().is_in(list(DOUBTFUL_RULES))).list.all() & (rules.list.len() > 0)
+    return pl.when(doubtful).then(pl.lit("doubtful")).otherwise(pl.lit("input"))
 
 
 def _readable_employer() -> pl.Expr:
@@ -105,6 +127,8 @@ def held_applications(
     pairs = pl.concat(out).unique().join(app_ids, on="application_id", how="semi")
     return (
         pairs.join(lines.select("__l", *_LINE), on="__l", how="left")
+        .with_columns(line_source().alias("source"), *[pl.lit(None, dtype=HELD_SCHEMA[c]).alias(c)
+                                                        for c in ("figure", "declared", "read")])
         .select(list(HELD_SCHEMA))
         .cast(HELD_SCHEMA)
         .unique()
@@ -142,20 +166,85 @@ def _payroll_holds(readable: pl.DataFrame, mem: pl.DataFrame, claims: pl.DataFra
     )
     return cand.filter(holds).select("__l", "application_id")
 
+def declared_holds(reconciliation: pl.DataFrame | None) -> pl.DataFrame:
+    """``HELD_SCHEMA`` rows of the declared totals that differ from what was read (spec section 1):
+    the roster line that declares them, the person, the figure, declared and read."""
+    if reconciliation is None or not reconciliation.height:
+        return pl.DataFrame(schema=HELD_SCHEMA)
+    differ = reconciliation.filter(pl.col("differs"))
+    words = pl.col("figure").replace_strict(FIGURE_WORDS, default=pl.col("figure"))
+    unit = pl.when(pl.col("figure").str.contains("hours")).then(pl.lit(" h")).otherwise(pl.lit(""))
+    return differ.select(
+        "application_id", pl.lit("declared_totals").alias("source"), pl.col("source_file").alias("file"),
+        pl.col("source_line").alias("line"), pl.col("figure").alias("columns"), pl.lit(DECLARED_TOTALS_DIFFER).alias("rules"),
+        pl.format("{} of employee {} ({} to {}): declared {}{}, read {}{}; they differ by {}, more than the {}{} allowed",
+                  words, "employee_id", "period_start", "period_end", _fmt("declared"), unit, _fmt("read"), unit,
+                  _fmt_expr((pl.col("declared") - pl.col("read")).abs()), _fmt("tolerance"), unit).alias("messages"),
+        "employee_id", "figure", "declared", "read", pl.lit(None, dtype=pl.String).alias("file_sha256"),
+        pl.lit(None, dtype=pl.String).alias("source_sheet"),
+    ).cast(HELD_SCHEMA)
+
+
+FIGURE_WORDS = {c: ("hours" if FIGURES[c][0] == "hours" else "gross wages" if FIGURES[c][0] == "gross_wages"
+                    else "employer payroll taxes") + (" of the prior calendar year" if FIGURES[c][1] == "prior"
+                                                       else " of the tax period") for c in FIGURES}
+
+
+def _fmt(col: str) -> pl.Expr:
+    return _fmt_expr(pl.col(col))
+
+
+def _fmt_expr(e: pl.Expr) -> pl.Expr:
+    return e.round(2).cast(pl.Decimal(20, 2)).cast(pl.String)
+
+
+def agency_holds(applications: pl.DataFrame) -> pl.DataFrame:
+    """``HELD_SCHEMA`` rows of the applications the agency's own missing data holds (spec sections
+    5 and 7: ``MISSING_EMPLOYER_RATES`` while some person has no other reason)."""
+    if "hold_reasons" not in applications.columns:
+        return pl.DataFrame(schema=HELD_SCHEMA)
+    gap = applications.filter(pl.col("hold_reasons").str.split(";").list.contains(MISSING_EMPLOYER_RATES))
+    return gap.select(
+        "application_id", pl.lit("agency").alias("source"), pl.lit("employer_rates.csv").alias("file"),
+        pl.lit(None, dtype=pl.Int64).alias("line"), pl.lit(None, dtype=pl.String).alias("columns"),
+        pl.lit(MISSING_EMPLOYER_RATES).alias("rules"),
+        pl.format("the Department's table of employer rates (employer_rates.csv) has no unemployment and disability "
+                  "insurance rates of employer {} (or of a member of its group) for a rate year its tax period {} to "
+                  "{} needs", "employer_id", "period_start", "period_end").alias("messages"),
+        *[pl.lit(None, dtype=HELD_SCHEMA[c]).alias(c) for c in ("employee_id", "figure", "declared", "read",
+                                                                 "file_sha256", "source_sheet")],
+    ).cast(HELD_SCHEMA)
+
+
 def hold(applications: pl.DataFrame, held: pl.DataFrame, *, released: list[str] | None = None) -> pl.DataFrame:
-    """The application totals of ``compute_credits`` with the held ones ``HELD`` /
-    ``INPUT_REJECTED`` (their request computed from the lines that were read). ``released``:
-    applications an analyst released (``impcredit release``): decided as they stand, never held;
-    one that claims no employee is then REJECTED (NO_CREDIT_DUE)."""
+    """The application totals of ``compute_credits`` with every hold applied (spec section 7): those
+    the engine found (``hold_reasons``: no employee claimed, declared totals that differ, the
+    agency's missing rates) and those of the rejected lines ``held`` (INPUT_REJECTED); a held
+    application is ``HELD`` with its hold codes sorted and ``;``-joined, its request computed from
+    the lines that were read. ``released``: applications an analyst released (``impcredit
+    release``): decided as they stand (``decided_status``, ``decided_reasons``), never held."""
     released = released or []
-    ids = held.get_column("application_id").unique().implode()
-    is_released = pl.col("application_id").is_in(released)
-    out = applications.with_columns(
-        pl.when(pl.col("application_id").is_in(ids) & ~is_released).then(pl.lit("HELD"))
-        .when(is_released & (pl.col("status") == "HELD")).then(pl.lit("REJECTED"))
-        .otherwise(pl.col("status")).alias("status"),
-        pl.when(pl.col("application_id").is_in(ids) & ~is_released).then(pl.lit(INPUT_REJECTED))
-        .when(is_released & (pl.col("status") == "HELD")).then(pl.lit("NO_CREDIT_DUE"))
-        .otherwise(pl.col("reasons")).alias("reasons"),
+    apps = _with_hold_columns(applications)
+    by_lines = pl.col("application_id").is_in(held.filter(pl.col("source").is_in(["input", "doubtful"]) if "source" in held.columns
+                                                          else pl.lit(True)).get_column("application_id").unique().implode())
+    codes = pl.concat_list(pl.col("hold_reasons").str.split(";"), pl.when(by_lines).then(pl.lit(INPUT_REJECTED)))
+    codes = codes.list.eval(pl.element().filter(pl.element().is_not_null() & (pl.element() != ""))).list.unique().list.sort()
+    apps = apps.with_columns(codes.list.join(";").alias("hold_reasons"))
+    is_held = (pl.col("hold_reasons") != "") & ~pl.col("application_id").is_in(released)
+    return apps.with_columns(
+        pl.when(is_held).then(pl.lit("HELD")).otherwise(pl.col("decided_status")).alias("status"),
+        pl.when(is_held).then(pl.col("hold_reasons")).otherwise(pl.col("decided_reasons")).alias("reasons"),
     )
-    return out
+
+
+def _with_hold_columns(apps: pl.DataFrame) -> pl.DataFrame:
+    """``apps`` with ``hold_reasons``, ``decided_status`` and ``decided_reasons`` (a frame made
+    without them: a HELD row's reasons are its hold codes, released it is REJECTED, NO_CREDIT_DUE)."""
+    if "hold_reasons" in apps.columns:
+        return apps
+    was_held = pl.col("status") == "HELD"
+    return apps.with_columns(
+        pl.when(was_held).then(pl.col("reasons")).otherwise(pl.lit("")).alias("hold_reasons"),
+        pl.when(was_held).then(pl.lit("REJECTED")).otherwise(pl.col("status")).alias("decided_status"),
+        pl.when(was_held).then(pl.lit("NO_CREDIT_DUE")).otherwise(pl.col("reasons")).alias("decided_reasons"),
+    )

@@ -12,12 +12,8 @@ One file per workdir (``<workdir>/impcredit.duckdb``). Its invariants (spec sect
   from, latest first. An application's award is the sum of its rows; its current decision is
   its latest row (``decided_in``, ``seq``).
 A run's rows are written in one transaction, together with the run record; a run killed before
-the commit leaves nothing behind. Schema 2 added amendments, the employee-years of each run (for
-what changed since the last run) and the reopenings; schema 3 the tax period of each decision and
-the releases of held applications; schema 4 the audit findings (spec section 9a: ``findings``,
-their ``withdrawals`` and what each did to each application, ``finding_decisions``; the
-re-decisions themselves are amendment rows of runs of kind ``finding`` and ``withdrawal``) and the
-employee-years' category, hours and parts (what a notice of a finding shows).
+the commit leaves nothing behind. Its tables and their versions: ``ledger_schema``. The
+re-decisions of audit findings are amendment rows of runs of kind ``finding`` and ``withdrawal``.
 """
 
 from __future__ import annotations
@@ -30,114 +26,16 @@ import duckdb
 import polars as pl
 
 from transforms.award.ledger_faults import LedgerError, check_whole, fault, is_file_error, rollback
+from transforms.award.ledger_schema import SCHEMA_VERSION, migrate
 
-__all__ = ["LedgerError", "fault", "rollback"]  # re-exported
+__all__ = ["SCHEMA_VERSION", "LedgerError", "fault", "migrate", "rollback"]  # re-exported
 
-SCHEMA_VERSION = 4
 FINAL_STATUSES = ("APPROVED", "PARTIAL", "REJECTED")
 
-_MIGRATIONS: dict[int, list[str]] = {
-    1: [
-        """CREATE TABLE IF NOT EXISTS schema_version (
-               version INTEGER NOT NULL, applied_at TIMESTAMP NOT NULL)""",
-        """CREATE TABLE IF NOT EXISTS runs (
-               run_id VARCHAR PRIMARY KEY,
-               kind VARCHAR NOT NULL,
-               tax_year INTEGER NOT NULL,
-               quarter INTEGER,
-               as_of DATE NOT NULL,
-               approval_year INTEGER NOT NULL,
-               policy VARCHAR NOT NULL,
-               cap_cents BIGINT NOT NULL,
-               settings_json VARCHAR NOT NULL,
-               params_version VARCHAR NOT NULL,
-               inputs_sha256 VARCHAR NOT NULL,
-               status VARCHAR NOT NULL,
-               started_at TIMESTAMP NOT NULL,
-               committed_at TIMESTAMP NOT NULL,
-               summary_json VARCHAR NOT NULL)""",
-        """CREATE TABLE IF NOT EXISTS input_files (
-               run_id VARCHAR NOT NULL, path VARCHAR NOT NULL, sha256 VARCHAR NOT NULL, bytes BIGINT NOT NULL)""",
-        """CREATE TABLE IF NOT EXISTS decisions (
-               application_id VARCHAR NOT NULL,
-               approval_year INTEGER NOT NULL,
-               tax_year INTEGER NOT NULL,
-               employer_id VARCHAR NOT NULL,
-               employer_name VARCHAR,
-               county VARCHAR,
-               tax_type VARCHAR,
-               received_at TIMESTAMPTZ NOT NULL,
-               requested_cents BIGINT NOT NULL CHECK (requested_cents >= 0),
-               awarded_cents BIGINT NOT NULL CHECK (awarded_cents >= 0 AND awarded_cents <= requested_cents),
-               status VARCHAR NOT NULL,
-               reasons VARCHAR NOT NULL,
-               run_id VARCHAR NOT NULL,
-               PRIMARY KEY (application_id, approval_year))""",
-    ],
-    2: [
-        """CREATE TABLE decisions_v2 (
-               application_id VARCHAR NOT NULL,
-               approval_year INTEGER NOT NULL,
-               tax_year INTEGER NOT NULL,
-               employer_id VARCHAR NOT NULL,
-               employer_name VARCHAR,
-               county VARCHAR,
-               tax_type VARCHAR,
-               received_at TIMESTAMPTZ NOT NULL,
-               requested_cents BIGINT NOT NULL CHECK (requested_cents >= 0),
-               awarded_cents BIGINT NOT NULL,
-               status VARCHAR NOT NULL,
-               reasons VARCHAR NOT NULL,
-               run_id VARCHAR NOT NULL,
-               seq INTEGER NOT NULL DEFAULT 0,
-               kind VARCHAR NOT NULL DEFAULT 'decision',
-               decided_in INTEGER,
-               CHECK (kind = 'amendment' OR (awarded_cents >= 0 AND awarded_cents <= requested_cents)),
-               PRIMARY KEY (application_id, approval_year, seq))""",
-        """INSERT INTO decisions_v2 SELECT *, 0, 'decision', approval_year FROM decisions""",
-        "DROP TABLE decisions",
-        "ALTER TABLE decisions_v2 RENAME TO decisions",
-        """CREATE TABLE IF NOT EXISTS employee_years (
-               run_id VARCHAR NOT NULL, application_id VARCHAR NOT NULL, employer_id VARCHAR NOT NULL,
-               employee_id VARCHAR NOT NULL, tax_year INTEGER NOT NULL, status VARCHAR NOT NULL,
-               reasons VARCHAR NOT NULL, credit_cents BIGINT NOT NULL)""",
-        """CREATE TABLE IF NOT EXISTS reopenings (
-               application_id VARCHAR NOT NULL, reason VARCHAR NOT NULL, reopened_at TIMESTAMP NOT NULL,
-               reopen_run VARCHAR NOT NULL, decided_by_run VARCHAR)""",
-    ],
-    # 3: the tax period of each decision (a fiscal period, or the calendar tax year), and the
-    # releases of held applications (an analyst decides one as it stands: spec section 7)
-    3: [
-        "ALTER TABLE decisions ADD COLUMN period_start DATE",
-        "ALTER TABLE decisions ADD COLUMN period_end DATE",
-        """UPDATE decisions SET period_start = make_date(tax_year, 1, 1), period_end = make_date(tax_year, 12, 31)""",
-        """CREATE TABLE IF NOT EXISTS releases (
-               application_id VARCHAR NOT NULL, reason VARCHAR NOT NULL, released_at TIMESTAMP NOT NULL,
-               release_run VARCHAR NOT NULL, decided_by_run VARCHAR)""",
-    ],
-    # 4: audit findings (spec section 9a), append-only: a finding, its withdrawal, and the credit
-    # certified before and after each application it re-decided; the employee-years' details
-    4: [
-        """CREATE TABLE IF NOT EXISTS findings (
-               finding_id VARCHAR PRIMARY KEY, application_id VARCHAR NOT NULL, kind VARCHAR NOT NULL,
-               employer_id VARCHAR NOT NULL, employees VARCHAR NOT NULL, tax_years VARCHAR NOT NULL,
-               knowing BOOLEAN NOT NULL, reason VARCHAR NOT NULL, found_on DATE NOT NULL,
-               recorded_at TIMESTAMP NOT NULL, record_run VARCHAR NOT NULL, fingerprint VARCHAR NOT NULL)""",
-        """CREATE TABLE IF NOT EXISTS withdrawals (
-               finding_id VARCHAR NOT NULL, reason VARCHAR NOT NULL, withdrawn_on DATE NOT NULL,
-               withdrawn_at TIMESTAMP NOT NULL, withdraw_run VARCHAR NOT NULL)""",
-        """CREATE TABLE IF NOT EXISTS finding_decisions (
-               finding_id VARCHAR NOT NULL, event VARCHAR NOT NULL, run_id VARCHAR NOT NULL,
-               application_id VARCHAR NOT NULL, requested_before_cents BIGINT NOT NULL,
-               requested_now_cents BIGINT NOT NULL, certified_before_cents BIGINT NOT NULL,
-               certified_now_cents BIGINT NOT NULL)""",
-        "ALTER TABLE employee_years ADD COLUMN wage_category VARCHAR",
-        "ALTER TABLE employee_years ADD COLUMN hours_prior DOUBLE",
-        "ALTER TABLE employee_years ADD COLUMN hours_current DOUBLE",
-        "ALTER TABLE employee_years ADD COLUMN part1_cents BIGINT",
-        "ALTER TABLE employee_years ADD COLUMN part2_cents BIGINT",
-    ],
-}
+# a line a release confirmed (``ledger_schema`` 5), as ``award.held`` gives it
+CONFIRMED_COLUMNS = ["application_id", "source", "file", "file_sha256", "source_sheet", "line", "rules", "employee_id",
+                     "figure", "declared", "read"]
+
 # runs that act on decisions without inputs of their own (an analyst's acts)
 ACT_KINDS = ("reopen", "release", "finding", "withdrawal")
 
@@ -163,20 +61,6 @@ def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection
             raise fault(exc, path) from None
         raise
     return con
-
-
-def migrate(con: duckdb.DuckDBPyConnection) -> int:
-    con.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL, applied_at TIMESTAMP NOT NULL)")
-    current = con.sql("SELECT coalesce(max(version), 0) FROM schema_version").fetchall()[0][0]
-    if current > SCHEMA_VERSION:
-        raise LedgerError(f"the ledger has schema version {current}, newer than this code ({SCHEMA_VERSION})")
-    for version in range(current + 1, SCHEMA_VERSION + 1):
-        con.execute("BEGIN TRANSACTION")
-        for stmt in _MIGRATIONS[version]:
-            con.execute(stmt)
-        con.execute("INSERT INTO schema_version VALUES (?, now()::TIMESTAMP)", [version])
-        con.execute("COMMIT")
-    return SCHEMA_VERSION
 
 
 def awarded_in_year(con: duckdb.DuckDBPyConnection, approval_year: int) -> int:
@@ -288,6 +172,7 @@ def commit_run(
     cap_cents: int,
     employee_years: pl.DataFrame | None = None,
     released: list[str] | None = None,
+    confirmed: pl.DataFrame | None = None,
 ) -> None:
     """Write a run and its decisions in one transaction, checking the cap inside it.
 
@@ -296,7 +181,9 @@ def commit_run(
     its waitlist row. An amendment needs the application's reopening still open (a concurrent
     run may have decided it): it is closed by this run. ``employee_years`` (``EMPLOYEE_YEAR_SCHEMA``)
     are kept for the next run's account of what changed. ``released``: held applications an
-    analyst released that this run decided (their releases are closed by it).
+    analyst released that this run decided (their releases are closed by it); ``confirmed``: the
+    lines those releases confirmed (``CONFIRMED_COLUMNS``: read but doubtful, declared totals that
+    differ), kept so that they hold nothing again.
     """
     approval_year = run["approval_year"]
     con.execute("BEGIN TRANSACTION")
@@ -337,12 +224,7 @@ def commit_run(
             raise LedgerError(
                 f"approval year {approval_year} would approve {total / 100:,.2f} over the cap of {cap_cents / 100:,.2f}"
             )
-        if employee_years is not None and employee_years.height:
-            schema = {**EMPLOYEE_YEAR_SCHEMA, **{c: t for c, t in EMPLOYEE_YEAR_DETAIL.items() if c in employee_years.columns}}
-            con.register("new_employee_years", employee_years.select(list(schema)).cast(schema)
-                         .with_columns(pl.lit(run["run_id"]).alias("run_id")).to_arrow())
-            con.execute(f"INSERT INTO employee_years BY NAME SELECT run_id, {', '.join(schema)} FROM new_employee_years")
-            con.unregister("new_employee_years")
+        _insert_details(con, run["run_id"], employee_years, confirmed)
         if released:
             con.execute("UPDATE releases SET decided_by_run = $r WHERE decided_by_run IS NULL AND list_contains($ids, application_id)",
                         {"r": run["run_id"], "ids": list(released)})
@@ -357,6 +239,21 @@ def commit_run(
         if err is exc:
             raise
         raise err from exc
+
+
+def _insert_details(con: duckdb.DuckDBPyConnection, run_id: str, employee_years: pl.DataFrame | None,
+                    confirmed: pl.DataFrame | None) -> None:
+    """A run's employee-years and the lines its releases confirmed (inside its transaction)."""
+    if employee_years is not None and employee_years.height:
+        schema = {**EMPLOYEE_YEAR_SCHEMA, **{c: t for c, t in EMPLOYEE_YEAR_DETAIL.items() if c in employee_years.columns}}
+        con.register("new_employee_years", employee_years.select(list(schema)).cast(schema)
+                     .with_columns(pl.lit(run_id).alias("run_id")).to_arrow())
+        con.execute(f"INSERT INTO employee_years BY NAME SELECT run_id, {', '.join(schema)} FROM new_employee_years")
+        con.unregister("new_employee_years")
+    if confirmed is not None and confirmed.height:
+        con.register("new_confirmed", confirmed.select(CONFIRMED_COLUMNS).with_columns(pl.lit(run_id).alias("run_id")).to_arrow())
+        con.execute("INSERT INTO confirmed_lines BY NAME SELECT * FROM new_confirmed")
+        con.unregister("new_confirmed")
 
 
 def _insert_input_files(con: duckdb.DuckDBPyConnection, run_id: str, input_files: list[dict]) -> None:

@@ -228,7 +228,8 @@ def reduce_payroll(job: ReduceJob) -> Reduced:
     rows, code_lines = (_keep(rows, again), _keep(code_lines, again)) if again.height else (rows, code_lines)
     xn = pp.payroll_sums(rows.drop(POS), code_lines.drop(POS), None, job.lake)
     out.hits.append(("payroll:xn", pp.cross_row_hits(xn, lines_frame)))
-    rows, code_lines = (_keep(rows, xn), _keep(code_lines, xn)) if xn.height else (rows, code_lines)
+    gone = pp.unread(xn)  # a doubtful line is stored (spec section 7)
+    rows, code_lines = (_keep(rows, gone), _keep(code_lines, gone)) if gone.height else (rows, code_lines)
     del lines_frame
     for dataset, frame in (("payroll_lines", code_lines), ("payroll", rows)):
         if frame.height == 0:

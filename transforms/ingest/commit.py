@@ -11,6 +11,7 @@ from pathlib import Path
 import polars as pl
 
 from transforms.ingest.check.quarantine import FileWork
+from transforms.ingest.check.run_rejects import doubtful_only
 from transforms.ingest.plan import Plan
 from transforms.ingest.report import REJECT_SCHEMA, FileRecord, IngestReport
 from transforms.ingest.store import lake as lk
@@ -34,6 +35,9 @@ def accepted_counts(accepted: dict[str, pl.DataFrame]) -> dict[int, int]:
 def file_record(w: FileWork, n_acc: int, mine: list[dict]) -> FileRecord:
     """What the report says of one file read in this run: its status and message."""
     n_rej = len({k for k, v in w.rejected_lines.items() if v})
+    # a line read but doubtful is stored and held (spec section 7): rejected, not accepted, until confirmed
+    n_doubt = sum(1 for v in w.rejected_lines.values() if doubtful_only(v))
+    n_acc = max(n_acc - n_doubt, 0)
     if w.file_problem is not None or (w.rows_read > 0 and n_acc == 0):
         status = "rejected"
     elif mine:
@@ -48,7 +52,9 @@ def file_record(w: FileWork, n_acc: int, mine: list[dict]) -> FileRecord:
     elif w.rows_read == 0:
         msg.append("no data rows (header only)")
     if n_rej and not w.file_problem:
-        msg.append(f"{n_rej} row(s) rejected")
+        msg.append(f"{n_rej} row(s) rejected" + (
+            f" ({n_doubt} read but doubtful: kept, they hold their applications until a release confirms them "
+            "or a corrected file replaces them)" if n_doubt else ""))
     if w.padded_ssns:
         msg.append(f"{w.padded_ssns} ssn(s) of 7 or 8 digits (a numeric cell that dropped leading zeros) padded to 9")
     for r in mine:

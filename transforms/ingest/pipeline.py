@@ -29,6 +29,7 @@ from transforms.ingest.check.run_rejects import (
     payroll_sums,
     quote_hits,
     to_code_lines,
+    unread,
 )
 from transforms.ingest.plan import FILE_WORKERS, Plan, plan_files
 from transforms.ingest.read import submission as sub
@@ -228,7 +229,7 @@ def _accept(works: list[FileWork], paths: dict[int, Path], lake: Path, known: di
             xn = payroll_sums(allrows, code_lines, workdir)
             if xn.height:
                 _cross_row_records(dataset, xn, lines_frame, by_index, paths, key, now)
-                gone = xn.get_column("__order").implode()
+                gone = unread(xn).get_column("__order").implode()  # a doubtful line is stored (spec 7)
                 allrows = allrows.filter(~pl.col("__order").is_in(gone))
                 code_lines = code_lines.filter(~pl.col("__order").is_in(gone))
             del lines_frame

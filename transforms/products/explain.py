@@ -6,6 +6,7 @@ listed quantities to the cent."""
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 import math
 from pathlib import Path
@@ -242,6 +243,20 @@ def _person_lines(workdir: Path, row: dict, members: list[dict]) -> tuple[list[d
     return payroll, code_lines
 
 
+def declared_for(out_dir: Path, row: dict) -> list[dict]:
+    """The totals the employer declared for the person beside the figures as read (spec section
+    1: ``declared_totals.csv`` of the run), with the tolerance and whether they differ."""
+    path = out_dir / "declared_totals.csv"
+    if not path.is_file():
+        return []
+    d = pl.read_csv(io.BytesIO(path.read_bytes()), infer_schema=False).with_columns(
+        pl.col("declared", "read", "tolerance").cast(pl.Float64), pl.col("differs") == "true")
+    d = d.filter((pl.col("application_id") == row["application_id"])
+                 & (pl.col("roster_employer_id") == row["roster_employer_id"]) & (pl.col("employee_id") == row["employee_id"]))
+    return [{k: _jsonable(v) for k, v in r.items()} for r in d.select(
+        "figure", "period_start", "period_end", "declared", "read", "tolerance", "differs").to_dicts()]
+
+
 def findings_for(workdir: Path, row: dict) -> list[dict]:
     """The audit findings (spec section 9a) that concern the employee-year, from the workdir's
     ledger: a misclassification of the person in the application, or a wage reduction of the
@@ -328,6 +343,7 @@ def explain(workdir: Path, out_dir: Path, tax_year: int, employer_id: str, emplo
         "parameters": params_list,
         "reasons": reasons,
         "findings": findings_for(workdir, row),
+        "declared_totals": declared_for(out_dir, row),
         "netted_lines": row.get("netted_lines"),
         "sources": {"payroll": payroll, "code_lines": code_lines, "employer_rates": rates,
                     "payroll_totals": {

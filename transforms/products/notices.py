@@ -12,6 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
+from transforms.award.held import FIGURE_WORDS
 from transforms.products import pdf
 from transforms.products._html import (
     decision_date,
@@ -108,6 +109,32 @@ def _employee_lines(employee_years: pl.DataFrame) -> dict[str, list[dict]]:
     return by_app
 
 
+# why a held application is held, as its notice shows it (``award.held.SOURCES``): the agency's own gap,
+# lines not read, lines read but doubtful, the declared totals beside what was read
+HELD_PARTS = {"agency": "agency", "held_lines": "input", "doubtful_lines": "doubtful", "declared": "declared_totals"}
+
+
+def _held_by_source(held: pl.DataFrame | None) -> dict[str, dict[str, list[dict]]]:
+    """application id -> {part of ``HELD_PARTS``: its rows}."""
+    out: dict[str, dict[str, list[dict]]] = {}
+    if held is None:
+        return out
+    part_of = {v: k for k, v in HELD_PARTS.items()}
+    for r in held.iter_rows(named=True):
+        rec = {"file": r["file"], "line": r["line"], "column": r["columns"] or "", "message": r["messages"] or ""}
+        if r.get("source") == "declared_totals":
+            rec |= {"employee_id": r["employee_id"], "figure": FIGURE_WORDS.get(r["figure"], r["figure"]),
+                    "declared": _figure(r["figure"], r["declared"]), "read": _figure(r["figure"], r["read"]),
+                    "difference": _figure(r["figure"], abs(r["declared"] - r["read"]))}
+        out.setdefault(r["application_id"], {}).setdefault(part_of.get(r.get("source") or "input", "held_lines"), []).append(rec)
+    return out
+
+
+def _figure(figure: str, value: float) -> str:
+    """A declared or read figure as the notice prints it: hours to 2 decimals, money in dollars."""
+    return f"{value:,.2f} h" if "hours" in figure else f"${value:,.2f}"
+
+
 @without_gc
 def write_notices(
     staging_dir: Path,
@@ -140,11 +167,7 @@ def write_notices(
     by_app = _employee_lines(employee_years)
     rejects_known = rejects is not None and "employer_id" in rejects.columns
     rejects_of = _rejects_by_employer(rejects)
-    held_of: dict[str, list[dict]] = {}
-    if held is not None:
-        for r in held.iter_rows(named=True):
-            held_of.setdefault(r["application_id"], []).append(
-                {"file": r["file"], "line": r["line"], "column": r["columns"] or "", "message": r["messages"] or ""})
+    held_of = _held_by_source(held)
     certs, members_of, agency = _certificates(history, awards), _members_of(members), load_agency()
     head = letterhead(agency)
     pages = []
@@ -167,7 +190,8 @@ def write_notices(
             "reason_list": explain_reasons(a["reasons"]), "employee_reason_list": explain_reasons(";".join(emp_codes)),
             "lines": lines, "netted": [ln for ln in lines if ln["netted_lines"]], "members": members_of.get(a["application_id"], []),
             "rejects": rejects_of.get(a["employer_id"], []), "rejects_known": rejects_known,
-            "held_lines": held_of.get(a["application_id"], []), "received": nj_local(a.get("received_at")),
+            **{k: held_of.get(a["application_id"], {}).get(k, []) for k in HELD_PARTS},
+            "received": nj_local(a.get("received_at")),
             "decided_on": decision_date(a.get("run_id") or run_id),
             "named_by": text((named_by or {}).get(a["employer_id"], "")),
             "findings": (findings or {}).get(a["application_id"], []), "finding_notice": finding_notice,
@@ -199,6 +223,11 @@ def pdf_record(n: dict) -> dict:
         "rejects": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["value"]), text(r["rule"]),
                      text(r["message"])] for r in n["rejects"]],
         "held_lines": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["message"])] for r in n["held_lines"]],
+        "doubtful_lines": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["message"])]
+                           for r in n["doubtful_lines"]],
+        "declared": [[text(r["employee_id"]), text(r["figure"]), text(r["declared"]), text(r["read"]), text(r["difference"])]
+                     for r in n["declared"]],
+        "agency": [text(r["message"]) for r in n["agency"]],
         "no_rejects": ("None of your submitted rows were rejected." if n["rejects_known"]
                        else "Rejected rows are not attributed to employers in this run; see the run's rejects.csv."),
     }

@@ -66,9 +66,15 @@ REASONS: dict[str, tuple[str, str]] = {
         "N.J.S.A. 34:11-56a39; 34:11-56a40(e)",
     ),
     "INPUT_REJECTED": (
-        "Lines of the submission that this application could depend on could not be read; nothing is decided until "
-        "they are corrected (the lines are listed below).",
+        "Lines of the submission that this application could depend on could not be read, or were read but look "
+        "unlikely; nothing is decided until they are corrected or confirmed (the lines are listed above).",
         "N.J.S.A. 34:11-56a40",
+    ),
+    "DECLARED_TOTALS_DIFFER": (
+        "The totals your roster declares for an employee (hours, gross wages or employer payroll taxes of a year, "
+        "from your payroll system) differ from what was read from your payroll files by more than the tolerance; "
+        "nothing is decided on a reading your own figures contradict (the figures are shown side by side below).",
+        "N.J.S.A. 34:11-56a40(d)(1)",
     ),
     "CAP_EXHAUSTED": (
         "The annual limit of approvals ($10,000,000 per calendar year) was reached; the application received part "
@@ -84,8 +90,8 @@ ACTIONS: dict[str, str] = {
                              "first one was filed in error, ask for a hearing (below).",
     "WAGE_REDUCTION": "If the payroll shown is wrong (a missing or misdated check, a reversal), send the corrected payroll "
                       "files; if it is right, no credit is allowed for the year.",
-    "MISSING_EMPLOYER_RATES": "Nothing on your side: the Department completes its record of your unemployment and "
-                              "disability insurance rates and decides again. Ask the contact below if this persists.",
+    "MISSING_EMPLOYER_RATES": "Nothing on your side: the Department is completing its record of your unemployment "
+                              "and disability insurance rates; the first run that has them decides the application.",
     "LATE_APPLICATION": "If the application was received earlier than shown, send proof of the date of receipt and ask "
                         "for a hearing (below).",
     "NOT_CERTIFIED": "Ask the employee to request a determination of impairment; an employee certified for the tax "
@@ -101,7 +107,11 @@ ACTIONS: dict[str, str] = {
                             "evidence of the common control to the contact below.",
     "MISCLASSIFIED": "If you disagree with the finding, ask for a hearing (below). A finding withdrawn on appeal is "
                      "decided again as before it, within the approvals left in its approval year.",
-    "INPUT_REJECTED": "Correct the lines listed below and send the files again under the same names.",
+    "INPUT_REJECTED": "Correct the lines listed above and send the files again under the same names; a line read but "
+                      "doubtful that is right as written is confirmed by the Department instead (see above).",
+    "DECLARED_TOTALS_DIFFER": "Check the figures shown above: if your payroll files are incomplete or were exported "
+                              "with the wrong columns, send the corrected files; if your declared totals are wrong, "
+                              "send a corrected roster. The next run decides the application.",
     "CAP_EXHAUSTED": "Nothing: a waitlisted application is considered first in the next approval year.",
 }
 
@@ -111,6 +121,6 @@ STATUS_WORDS = {
     "PARTIAL": "Your application is approved in part: the annual limit of approvals did not allow the full amount.",
     "WAITLISTED": "Your application is eligible but waitlisted: the annual limit of approvals has been reached.",
     "REJECTED": "Your application is not approved.",
-    "HELD": "Nothing is decided yet: lines of your submission that this application could depend on could not be "
-            "read. Send the corrected files (under the same names); the next run decides the application.",
+    "HELD": "Nothing is decided yet: the reading this application would be decided on is not proven (see why "
+            "below). Nothing is final; the next run that can prove it decides the application.",
 }

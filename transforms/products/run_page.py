@@ -69,6 +69,21 @@ def application_rows(files: set[str], awards: pl.DataFrame, certificates: dict[s
     return rows
 
 
+# held.csv's sources in an analyst's words
+HELD_WORDS = {"agency": "the Department's own data (employer rates missing)", "input": "lines not read",
+              "doubtful": "lines read but doubtful (a release confirms them)",
+              "declared_totals": "declared totals differ from what was read"}
+
+
+def _held_line(r: dict) -> str:
+    """One reason a held application is held, short: its file and line, or its figure, or the gap."""
+    if r["source"] == "agency":
+        return "no UI/DI rates in employer_rates.csv"
+    if r["source"] == "declared_totals":
+        return f"{r['employee_id']} {r['figure']}: declared {r['declared']:,.2f}, read {r['read']:,.2f}"
+    return f"{r['file']}:{r['line']} {r['columns'] or ''}".strip()
+
+
 def _script_json(value) -> str:
     """JSON safe inside a <script> element (no ``</``, no HTML comment opener)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/").replace("<!--", "<\\!--")
@@ -90,10 +105,13 @@ def write_run_page(staging_dir: Path, summary, *, decided_at: str, awards: pl.Da
     rows = application_rows(set(files), awards, certificates or {}) if awards is not None else []
     used = max(0.0, summary.cap - summary.cap_left)
     held_rows = []
-    if held is not None and held.height:
+    if held is not None and held.height:  # the agency's own gaps first (held.csv's order), then the input's
+        names = {} if awards is None else dict(awards.select("application_id", "employer_name").iter_rows())
         for (app,), grp in held.group_by(["application_id"], maintain_order=True):
             held_rows.append({"application_id": app, "href": f"notices/{safe_filename(app)}.html",
-                              "lines": [f"{r['file']}:{r['line']} {r['columns'] or ''}".strip() for r in grp.head(5).iter_rows(named=True)],
+                              "employer": names.get(app) or "",
+                              "why": ", ".join(HELD_WORDS.get(s, s) for s in grp.get_column("source").unique(maintain_order=True)),
+                              "lines": [_held_line(r) for r in grp.head(5).iter_rows(named=True)],
                               "more": max(0, grp.height - 5)})
     by_employer = []
     if rejects is not None and rejects.height and "employer_id" in rejects.columns:

@@ -11,8 +11,10 @@ import datetime as dt
 import polars as pl
 
 from transforms.rules.reasons import (
+    DECLARED_TOTALS_DIFFER,
     DUPLICATE_APPLICATION,
     INPUT_REJECTED,
+    MISSING_EMPLOYER_RATES,
     NO_CREDIT_DUE,
     TAX_YEAR_BEFORE_2019,
     join_reasons,
@@ -89,18 +91,29 @@ def before_first_year(claims: pl.DataFrame, apps: pl.DataFrame, t: int) -> tuple
 
 
 def application_totals(
-    apps: pl.DataFrame, emp: pl.DataFrame, app_reasons: dict[str, list[str]]
+    apps: pl.DataFrame, emp: pl.DataFrame, app_reasons: dict[str, list[str]], *,
+    declared_differ: list[str] | None = None,
 ) -> pl.DataFrame:
     """One row per application: requested = sum of the eligible credits (spec section 7).
 
     Applications with requested = 0 are REJECTED with their application-level reasons, or
-    NO_CREDIT_DUE; an application that claims no employee is HELD, never rejected (INPUT_REJECTED:
-    a roster it could depend on is missing or was rejected); the others are PENDING allocation.
+    NO_CREDIT_DUE; the others are PENDING allocation. Some are HELD instead, never decided on what
+    the run cannot prove (``hold_reasons``, sorted and ``;``-joined; ``status`` HELD and
+    ``reasons`` those codes):
+    - an application that claims no employee (INPUT_REJECTED: a roster it could depend on is
+      missing or was rejected);
+    - an application whose employer's declared totals differ from what was read
+      (``declared_differ``: DECLARED_TOTALS_DIFFER, spec section 1);
+    - an application that lacks the employer's UI/DI rates while some person of it has no other
+      reason (MISSING_EMPLOYER_RATES: the agency's own gap holds, never rejects).
+    ``decided_status`` and ``decided_reasons`` are what the application is decided as when an
+    analyst releases it (``impcredit release``: as it stands).
     """
     totals = emp.group_by("application_id").agg(
         pl.col("credit_cents").filter(pl.col("status") == "ELIGIBLE").sum().alias("requested_cents"),
         pl.len().alias("employees"),
         (pl.col("status") == "ELIGIBLE").sum().alias("eligible_employees"),
+        (pl.col("reasons") == MISSING_EMPLOYER_RATES).any().alias("__agency_only"),
     )
     reasons_df = pl.DataFrame(
         {"application_id": list(app_reasons), "app_reasons": [";".join(v) for v in app_reasons.values()]},
@@ -114,20 +127,28 @@ def application_totals(
             pl.col("employees").fill_null(0).cast(pl.UInt32),
             pl.col("eligible_employees").fill_null(0).cast(pl.UInt32),
             pl.col("app_reasons").fill_null(""),
+            pl.col("__agency_only").fill_null(False),
         )
     )
     no_claim = pl.col("employees") == 0  # held, never rejected (spec section 7)
-    return out.with_columns(
+    agency = pl.col("app_reasons").str.split(";").list.contains(MISSING_EMPLOYER_RATES) & pl.col("__agency_only")
+    differ = pl.col("application_id").is_in(pl.Series(declared_differ or [], dtype=pl.String).implode())
+    decided_reasons = (
+        pl.when(pl.col("requested_cents") > 0).then(pl.lit(""))
+        .when(pl.col("app_reasons") != "").then(pl.col("app_reasons"))
+        .otherwise(pl.lit(NO_CREDIT_DUE))
+    )
+    out = out.with_columns(
         pl.col("T_start").alias("period_start"),
         pl.col("T_end").alias("period_end"),
-        pl.when(no_claim).then(pl.lit("HELD"))
-        .when(pl.col("requested_cents") == 0).then(pl.lit("REJECTED"))
-        .otherwise(pl.lit("PENDING")).alias("status"),
-        pl.when(no_claim).then(pl.lit(INPUT_REJECTED))
-        .when(pl.col("requested_cents") > 0)
-        .then(pl.lit(""))
-        .when(pl.col("app_reasons") != "")
-        .then(pl.col("app_reasons"))
-        .otherwise(pl.lit(NO_CREDIT_DUE))
-        .alias("reasons"),
+        pl.when(pl.col("requested_cents") == 0).then(pl.lit("REJECTED")).otherwise(pl.lit("PENDING"))
+        .alias("decided_status"),
+        decided_reasons.alias("decided_reasons"),
+        join_reasons((INPUT_REJECTED, no_claim), (DECLARED_TOTALS_DIFFER, differ & ~no_claim),
+                     (MISSING_EMPLOYER_RATES, agency & ~no_claim)).alias("hold_reasons"),
+    ).drop("__agency_only")
+    held = pl.col("hold_reasons") != ""
+    return out.with_columns(
+        pl.when(held).then(pl.lit("HELD")).otherwise(pl.col("decided_status")).alias("status"),
+        pl.when(held).then(pl.col("hold_reasons")).otherwise(pl.col("decided_reasons")).alias("reasons"),
     ).sort("received_at", "application_id")

@@ -15,6 +15,7 @@ employee-year.
 from __future__ import annotations
 
 import datetime as dt
+import time
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -31,6 +32,7 @@ from transforms.rules.applications import (
     with_requests,
 )
 from transforms.rules.credit import credit
+from transforms.rules.declared import reconcile
 from transforms.rules.effective_date import EFFECTIVE_DATE, effective_day_pay
 from transforms.rules.eligibility import certified_claims, eligibility, missing_rates
 from transforms.rules.payroll_taxes import modelled_prior_taxes, rate_year_start, required_taxes
@@ -77,6 +79,10 @@ class CreditResult:
     waiting: int = 0  # applications whose tax period had not ended by the as-of date (they wait)
     claims: pl.DataFrame | None = None  # application_id, roster_employer_id, employee_id, ssn (the persons claimed)
     group_members: pl.DataFrame | None = None  # application_id, member_id: the applicant and its group for T
+    # every claimed person's six figures as read, beside those its roster line declared (null: not
+    # declared; ``declared.RECONCILIATION_SCHEMA``)
+    reconciliation: pl.DataFrame | None = None
+    reconcile_s: float = 0.0  # what the comparison cost (the bench reports it: spec section 1's price)
 
 
 EMPLOYEE_COLUMNS = [
@@ -165,9 +171,15 @@ def compute_credits(
         emp = _model_prior_taxes(emp, years, inputs.employer_rates, t)
     emp = credit(eligibility(emp, yp, rules), yp, rules)
     members_out = member_table.join(claims.select("__claim", *emp_rules.CLAIM_KEYS), on="__claim", how="left")
-    return CreditResult(emp, application_totals(apps_t, emp, _application_reasons(app_flags, emp)), yp, members_out,
-                        waiting, claims.select("application_id", "roster_employer_id", "employee_id", "ssn"),
-                        members_all.select("application_id", "member_id").unique())
+    # the employer's declared totals against what was read (spec section 1); an estimate decides nothing
+    began = time.perf_counter()
+    recon = reconcile(claims, members_all, payroll, inputs.roster, every=True) if quarter is None else None
+    reconcile_s = time.perf_counter() - began
+    differ = [] if recon is None else recon.filter(pl.col("differs")).get_column("application_id").unique().to_list()
+    totals = application_totals(apps_t, emp, _application_reasons(app_flags, emp), declared_differ=differ)
+    return CreditResult(emp, totals, yp, members_out, waiting,
+                        claims.select("application_id", "roster_employer_id", "employee_id", "ssn"),
+                        members_all.select("application_id", "member_id").unique(), recon, reconcile_s)
 
 
 def _applications(inputs: CreditInputs, t: int, as_of: dt.date, rules: RuleSettings,

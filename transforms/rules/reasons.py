@@ -24,6 +24,8 @@ NOT_IN_CONTROL_GROUP = "NOT_IN_CONTROL_GROUP"
 NO_CREDIT_DUE = "NO_CREDIT_DUE"
 # an application held, not decided: a line it could depend on was rejected (spec section 7)
 INPUT_REJECTED = "INPUT_REJECTED"
+# held: the employer's declared totals differ from what was read (spec section 1, reconciliation)
+DECLARED_TOTALS_DIFFER = "DECLARED_TOTALS_DIFFER"
 CAP_EXHAUSTED = "CAP_EXHAUSTED"
 # an audit finding (spec section 9a, 56a40(e)): the employee was not an employee with an impairment
 # (an (f) finding gives WAGE_REDUCTION, found on audit beyond what the payroll shows)

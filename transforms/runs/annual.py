@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from transforms.award import findings as audit
 from transforms.award.changes import memberships, since_last_run
 from transforms.award.decide import ROW_SCHEMA, Decisions, awards_output
 from transforms.award.decide import decide as decide_applications
-from transforms.award.held import held_applications, hold, holding_lines
+from transforms.award.held import HELD_CSV
 from transforms.outputs import (
     StagedOutputs,
     clean_stale_staging,
@@ -32,6 +33,7 @@ from transforms.outputs import (
 )
 from transforms.reference.parameters import Parameters
 from transforms.rules.engine import CreditInputs, CreditResult, compute_credits, employee_output
+from transforms.runs.holding import holds, reconciliation_counts
 from transforms.runs.inputs import (
     NothingToDecide,
     RunError,
@@ -53,11 +55,12 @@ from transforms.runs.record import (
     code_version,
     new_run_id,
     nj_time,
+    run_manifest,
     run_record,
     workdir_lock,
 )
 from transforms.settings import Settings
-from transforms.stages import stage
+from transforms.stages import Stage, stage
 
 
 def compute(frames: dict[str, pl.LazyFrame | pl.DataFrame], tax_year: int, as_of: dt.date, params: Parameters,
@@ -69,6 +72,12 @@ def compute(frames: dict[str, pl.LazyFrame | pl.DataFrame], tax_year: int, as_of
         waits = f"; {result.waiting:,} whose tax period has not ended wait" if result.waiting else ""
         s.say(f"{emp.height:,} employee-years ({int((emp['status'] == 'ELIGIBLE').sum()):,} eligible), "
               f"{result.applications.height:,} applications{waits}")
+    if result.reconciliation is not None:  # the employer's declared totals against the reading (spec section 1)
+        recon = result.reconciliation.filter(pl.col("declared").is_not_null())
+        s = Stage("reconcile", time.monotonic() - result.reconcile_s)
+        s.say(f"{recon.height:,} declared figures of {recon.select('application_id', 'employee_id').n_unique():,} "
+              f"persons compared with what was read, {int(recon.get_column('differs').sum()):,} differ")
+        s.done()
     failpoints.hit("computed")
     return result
 
@@ -91,7 +100,8 @@ class RunContext:
     started_at: dt.datetime
     quarter: int | None = None
     with_products: bool = True
-    held: pl.DataFrame | None = None  # the applications held and the lines that hold them (spec 7)
+    held: pl.DataFrame | None = None  # the applications held and why: the lines, figures, gaps (spec 7)
+    confirmed: pl.DataFrame | None = None  # what the releases decided by this run take as read (the ledger keeps it)
     findings: list | None = None  # the ledger's audit findings (spec 9a), applied to what the run reports
     computed_years: pl.DataFrame | None = None  # the employee-years as computed, before findings (the ledger keeps them)
 
@@ -100,25 +110,11 @@ class RunContext:
         return self.workdir / "impcredit.duckdb"
 
 
-def hold_unread(ctx: RunContext, released: list[str]) -> None:
-    """Spec section 7, no decision on input it could not read: the applications a standing
-    rejected line could touch become HELD (``transforms.award.held``), but those an analyst
-    released; ``ctx.held`` names the lines."""
-    result, staged = ctx.result, ctx.staged
-    lines = holding_lines(staged.standing)
-    claims = result.claims if result.claims is not None else pl.DataFrame(
-        schema={"application_id": pl.String, "roster_employer_id": pl.String, "employee_id": pl.String, "ssn": pl.String})
-    members = result.group_members if result.group_members is not None else result.applications.select(
-        "application_id", pl.col("employer_id").alias("member_id"))
-    keys = lines.filter((pl.col("dataset") == "payroll") & pl.col("employee_id").is_not_null()).select(
-        "employer_id", "employee_id").unique()
-    identities = pl.DataFrame(schema={"employer_id": pl.String, "employee_id": pl.String, "ssn_hash": pl.String})
-    if keys.height:  # (the payroll read where the run's cluster is, when it has one)
-        identities = staged.collect(staged.frames["payroll"].lazy().join(
-            keys.lazy(), on=["employer_id", "employee_id"], how="semi").select("employer_id", "employee_id", "ssn_hash").unique())
-    ctx.held = held_applications(result.applications.select("application_id", "employer_id"), members, claims,
-                                 identities, lines, staged.named)
-    result.applications = hold(result.applications, ctx.held, released=released)
+def hold_unread(ctx: RunContext, released: list[str], confirmed: pl.DataFrame | None = None) -> None:
+    """Spec section 7, no decision on input it cannot prove (``runs.holding.holds``): the held
+    applications HELD, but those an analyst released; ``ctx.held`` names why each is held,
+    ``ctx.confirmed`` what the releases take as read."""
+    ctx.result.applications, ctx.held, ctx.confirmed = holds(ctx.result, ctx.staged, released, confirmed)
 
 
 def apply_findings(ctx: RunContext, con) -> None:
@@ -137,7 +133,7 @@ def decide(ctx: RunContext, con, *, fresh: bool = False) -> Decisions:
     """Decide with the ledger's state. ``fresh`` (what-if): this tax year's earlier decisions
     are ignored and only other tax years' awards of the approval year consume the cap."""
     released = acts.pending_releases(con)
-    hold_unread(ctx, released)
+    hold_unread(ctx, released, acts.confirmed_lines(con))
     apply_findings(ctx, con)
     result, as_of, settings = ctx.result, ctx.as_of, ctx.settings
     approval_year = as_of.year
@@ -175,14 +171,16 @@ def decide(ctx: RunContext, con, *, fresh: bool = False) -> Decisions:
 def write_outputs(ctx: RunContext, staging: StagedOutputs, decisions: Decisions) -> RunSummary:
     """employee_credits.csv, awards.csv, rejects, employee_years.parquet and manifest.json (spec
     section 8); the run's summary."""
-    staged, result, settings, params = ctx.staged, ctx.result, ctx.settings, ctx.params
+    staged, result, settings = ctx.staged, ctx.result, ctx.settings
     emp = employee_output(result.employees)
     awards = awards_output(decisions.awards)
     write_csv(emp, staging.path("employee_credits.csv"))
     write_csv(awards, staging.path("awards.csv"))
     staged.write_rejects(staging.dir)
     if ctx.held is not None and ctx.held.height:
-        write_csv(ctx.held, staging.path("held.csv"))
+        write_csv(ctx.held.select(HELD_CSV), staging.path("held.csv"))
+    if result.reconciliation is not None and result.reconciliation.height:  # the figures read, beside those declared
+        write_csv(result.reconciliation, staging.path("declared_totals.csv"))
     data_docs = staged.write_data_docs(staging.dir)
     # Employee-years with every quantity (for explain and audit), no ssn; in a stable order (a
     # group_by's order is not)
@@ -215,40 +213,11 @@ def write_outputs(ctx: RunContext, staging: StagedOutputs, decisions: Decisions)
         received_after_as_of=received_after(staged, ctx.tax_year, ctx.as_of),
         held=int(statuses.get("HELD", 0)),
         waiting=result.waiting,
+        reconciliation=reconciliation_counts(result.reconciliation, decisions.awards),
+        held_by={} if ctx.held is None else dict(ctx.held.group_by("source").agg(
+            pl.col("application_id").n_unique()).sort("source").iter_rows()),
     )
-    manifest = {
-        "run_id": ctx.run_id,
-        "kind": ctx.kind,
-        "tax_year": ctx.tax_year,
-        "as_of": ctx.as_of.isoformat(),
-        "approval_year": ctx.as_of.year,
-        "policy": settings.allocation.policy,
-        "cap": decisions.cap_cents / 100,
-        "settings": settings.model_dump(),
-        "parameters": {"version": params.version, "files": params.files, "overrides": {
-            k: str(v) for k, v in params.overrides.items()}},
-        "inputs": {"sha256": staged.inputs_sha256, "lake_sha256": staged.lake_sha256, "files": staged.files},
-        "ssn_hash_key": {"source": "demo" if staged.key_source == "demo" else "configured", "key_id": staged.key_id},
-        "data_docs": data_docs,
-        "code_version": code_version(),
-        "row_counts": {
-            "applications": awards.height,
-            "employee_years": emp.height,
-            "eligible_employee_years": summary.eligible_employee_years,
-            "rejected_cells": staged.rejects.height,
-            "held_applications": summary.held,
-            "waiting_applications": summary.waiting,
-            **{f"staged_{k}": (staged.collect if k == "payroll" else pl.LazyFrame.collect)(v.lazy().select(pl.len())).item()
-               for k, v in staged.frames.items()},
-        },
-        "totals": {
-            "requested": summary.requested,
-            "awarded": summary.awarded,
-            "approved_before_in_approval_year": summary.approved_before,
-            "cap_left": summary.cap_left,
-            "statuses": statuses,
-        },
-    }
+    manifest = run_manifest(summary, ctx.settings, ctx.params, staged, data_docs)
     write_json(manifest, staging.path("manifest.json"))
     return summary
 
@@ -315,8 +284,11 @@ def commit(ctx: RunContext, con, decisions: Decisions, summary: RunSummary, empl
                         staged=ctx.staged, quarter=ctx.quarter)
     failpoints.hit("outputs_written")
     released = [a for a in acts.pending_releases(con) if a in set(decisions.new.get_column("application_id").to_list())]
+    confirmed = None
+    if ctx.confirmed is not None:
+        confirmed = ctx.confirmed.filter(pl.col("application_id").is_in(released))
     ledger.commit_run(con, record, decisions.new, ctx.staged.files, decisions.cap_cents, employee_years=employee_years,
-                      released=released)
+                      released=released, confirmed=confirmed)
     failpoints.hit("committed")
 
 

@@ -94,6 +94,15 @@ class YearTotals:
     employer_taxes: float
 
 
+@dataclass(frozen=True)
+class PersonFigures:
+    """A claimed person's figures as read (by pay date, or period end), beside those the roster
+    declares (spec section 1): (figure, period, read, declared or None, differs)."""
+    application_id: str
+    employee_id: str
+    figures: list[tuple[str, str, float, float | None, bool]]
+
+
 @dataclass
 class CheckResult:
     input_dir: Path
@@ -107,6 +116,7 @@ class CheckResult:
     # tax years of applications the credit cannot be computed for (no reference data): not checked for holds
     unchecked_years: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    figures: list[PersonFigures] = field(default_factory=list)  # each claimed person's figures, read and declared
 
     @property
     def unread_files(self) -> list[FileCheck]:
@@ -194,7 +204,7 @@ def check_submission(input_dir: Path, *, now: dt.datetime | None = None) -> Chec
         result.applications = apps.height
         result.totals = _totals(staged.frames["payroll"] if staged else _from_lake(workdir, "payroll"), _names(apps))
         if staged is not None:
-            result.held = _held(staged, apps, checked_at, result.unchecked_years)
+            result.held = _held(staged, apps, checked_at, result.unchecked_years, result.figures)
             if staged.unclaimed_without_ssn:
                 result.notes.append(f"{staged.unclaimed_without_ssn:,} payroll rows of employees no application "
                                     "claims carry no ssn: they count for no one's credit.")
@@ -282,7 +292,7 @@ def _as_of(apps: pl.DataFrame, checked_at: dt.datetime) -> dt.date:
 
 
 def _held(staged: StagedInputs, apps: pl.DataFrame, checked_at: dt.datetime,
-          unchecked: list[str]) -> list[HeldApplication]:
+          unchecked: list[str], figures: list[PersonFigures]) -> list[HeldApplication]:
     """The applications the annual run would hold (spec section 7): for each tax year the
     submission holds, the engine's claims and groups (``annual.compute``) and the annual run's own
     ``hold_unread``, nothing released; with the lines that hold each one. A tax year without
@@ -307,6 +317,7 @@ def _held(staged: StagedInputs, apps: pl.DataFrame, checked_at: dt.datetime,
                                settings=settings, workdir=Path(), out_dir=Path(), staged=staged, result=result,
                                started_at=checked_at)
         steps.hold_unread(ctx, released=[])
+        figures += _figures(result.reconciliation)
         statuses.append(ctx.result.applications.select("application_id", "status"))
         if ctx.held is not None:
             lines.append(ctx.held)
@@ -322,6 +333,20 @@ def _held(staged: StagedInputs, apps: pl.DataFrame, checked_at: dt.datetime,
         out.append(HeldApplication(a["application_id"], a["employer_id"], a["employer_name"] or "", int(a["tax_year"]),
                                    why.get(a["application_id"]) or [NO_CLAIM]))
     return out
+
+
+def _figures(recon: pl.DataFrame | None) -> list[PersonFigures]:
+    """``PersonFigures`` of the engine's reconciliation (``CreditResult.reconciliation``)."""
+    if recon is None or not recon.height:
+        return []
+    from transforms.award.held import FIGURE_WORDS
+
+    out = []
+    for (app, emp), grp in recon.sort("figure").group_by(["application_id", "employee_id"], maintain_order=True):
+        out.append(PersonFigures(app, emp, [(FIGURE_WORDS.get(r["figure"], r["figure"]), f"{r['period_start']} to "
+                                             f"{r['period_end']}", r["read"], r["declared"], r["differs"])
+                                            for r in grp.iter_rows(named=True)]))
+    return sorted(out, key=lambda f: (f.application_id, f.employee_id))
 
 
 def write_check_page(result: CheckResult, path: Path) -> Path:

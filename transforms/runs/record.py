@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 
+import polars as pl
 from filelock import FileLock, Timeout
 
 from transforms import schema
@@ -53,6 +54,9 @@ class RunSummary:
     inputs_changed: bool = False
     held: int = 0  # applications held, not decided: a line they could depend on was rejected (spec 7)
     waiting: int = 0  # applications whose tax period had not ended by the as-of date (they wait)
+    # decisions resting on the employer's declared totals (spec section 1; ``annual.reconciliation_counts``)
+    reconciliation: dict[str, int] = field(default_factory=dict)
+    held_by: dict[str, int] = field(default_factory=dict)  # held applications by why (held.csv's source)
     elapsed_s: float = 0.0
     prefect_flow_run: str | None = None  # the flow run's id in Prefect (set by the flow)
 
@@ -173,3 +177,42 @@ def summary_json(summary, staged: StagedInputs) -> str:
     return json.dumps({**{k: v for k, v in summary.to_dict().items() if k != "outputs"},
                        "lake_sha256": staged.lake_sha256, "wall_seconds": waited_seconds(),
                        "control_groups": memberships(staged.frames.get("control_groups"))}, sort_keys=True, default=str)
+
+
+def run_manifest(summary: RunSummary, settings: Settings, params: Parameters, staged: StagedInputs, data_docs) -> dict:
+    """manifest.json of a deciding run (spec section 8): the run, its settings and parameters, its
+    inputs (file hashes), the key's source, the code version, counts, reconciliation and totals."""
+    return {
+        "run_id": summary.run_id,
+        "kind": summary.kind,
+        "tax_year": summary.tax_year,
+        "as_of": summary.as_of.isoformat(),
+        "approval_year": summary.approval_year,
+        "policy": settings.allocation.policy,
+        "cap": summary.cap,
+        "settings": settings.model_dump(),
+        "parameters": {"version": params.version, "files": params.files, "overrides": {
+            k: str(v) for k, v in params.overrides.items()}},
+        "inputs": {"sha256": staged.inputs_sha256, "lake_sha256": staged.lake_sha256, "files": staged.files},
+        "ssn_hash_key": {"source": "demo" if staged.key_source == "demo" else "configured", "key_id": staged.key_id},
+        "data_docs": data_docs,
+        "code_version": code_version(),
+        "row_counts": {
+            "applications": summary.applications,
+            "employee_years": summary.employee_years,
+            "eligible_employee_years": summary.eligible_employee_years,
+            "rejected_cells": staged.rejects.height,
+            "held_applications": summary.held,
+            "waiting_applications": summary.waiting,
+            **{f"staged_{k}": (staged.collect if k == "payroll" else pl.LazyFrame.collect)(v.lazy().select(pl.len())).item()
+               for k, v in staged.frames.items()},
+        },
+        "reconciliation": summary.reconciliation,
+        "totals": {
+            "requested": summary.requested,
+            "awarded": summary.awarded,
+            "approved_before_in_approval_year": summary.approved_before,
+            "cap_left": summary.cap_left,
+            "statuses": summary.statuses,
+        },
+    }

@@ -31,6 +31,7 @@ import numpy as np
 import polars as pl
 
 from transforms.schema import SUBMITTED_COLUMNS
+from transforms.synthetic.declared import declare
 from transforms.synthetic.groups import Layered, layer
 from transforms.synthetic.knobs import EMPLOYERS_PER_FILE, write_csv
 from transforms.synthetic.population import (
@@ -119,7 +120,7 @@ def generate_submission(
     ratio = p.value("minimum_wage.general", date(tax_year + 1, 1, 1)) / p.value("minimum_wage.general", date(tax_year, 1, 1))
     layered = layer(seed, tax_year, apps.frame, roster, payroll.frame, ratio) if groups_and_fiscal else None
     n_files = _write_folder(Path(out_dir), er.E, emp.emp_of, payroll.count, payroll.frame, apps.frame, roster,
-                            certifications, employer_rates, layered)
+                            certifications, employer_rates, layered, declared=(seed, int(tax_year)))
     return GenerateSummary(
         out_dir=Path(out_dir),
         employers=er.E,
@@ -139,10 +140,12 @@ def generate_submission(
 
 def _write_folder(out_dir: Path, E: int, emp_of: np.ndarray, count: np.ndarray, payroll: pl.DataFrame,
                   applications: pl.DataFrame, roster: pl.DataFrame, certifications: pl.DataFrame,
-                  employer_rates: pl.DataFrame, layered: Layered | None = None) -> int:
+                  employer_rates: pl.DataFrame, layered: Layered | None = None,
+                  declared: tuple[int, int] | None = None) -> int:
     """The canonical layout: payroll in files of ``EMPLOYERS_PER_FILE`` employers (sliced at
-    employer boundaries; stale payroll files removed) and one file per other dataset. Returns
-    the number of payroll files."""
+    employer boundaries; stale payroll files removed) and one file per other dataset; with
+    ``declared`` (seed, tax year), the roster carries most employers' declared totals
+    (``synthetic.declared``). Returns the number of payroll files."""
     out_dir.mkdir(parents=True, exist_ok=True)
     pay_dir = out_dir / "payroll"
     pay_dir.mkdir(exist_ok=True)
@@ -176,6 +179,9 @@ def _write_folder(out_dir: Path, E: int, emp_of: np.ndarray, count: np.ndarray, 
     if layered is not None and layered.estimate_requests is not None and layered.estimate_requests.height:
         write_csv(layered.estimate_requests, out_dir / "estimate_requests.csv")
     write_csv(applications, out_dir / "applications.csv")
+    if declared is not None:
+        extra = [layered.fiscal_payroll, layered.shared_payroll] if layered is not None else []
+        roster = declare(*declared, roster, applications, [payroll, *extra], groups)
     write_csv(roster, out_dir / "roster.csv")
     write_csv(
         certifications.select(SUBMITTED_COLUMNS["certifications"]), out_dir / "certifications.csv"

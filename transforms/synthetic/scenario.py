@@ -43,7 +43,8 @@ def _employee_rows(e: dict[str, Any], i: int, case: dict[str, Any], params: Para
     paid at a rate (the minimum wage by default) or explicit periods; certified from a date, or
     the certifications given. ``employer_id`` of the employee: the member of the group paying
     them (the roster names it when it is not the applicant); ``roster_ssn``: the roster carries
-    the ssn; ``payroll_ssn: false``: the payroll rows carry none."""
+    the ssn; ``payroll_ssn: false``: the payroll rows carry none; ``declared``: the roster line's
+    declared totals (``hours_current: 1080.00`` is ``declared_hours_current``)."""
     payroll_rows: list[dict[str, Any]] = []
     roster_rows: list[dict[str, Any]] = []
     cert_rows: list[dict[str, Any]] = []
@@ -56,7 +57,8 @@ def _employee_rows(e: dict[str, Any], i: int, case: dict[str, Any], params: Para
     if e.get("rostered", True):
         roster_rows.append({"application_id": app_id, "employee_id": emp_id, "wage_category": cat,
                             "employer_id": payer if payer != employer_id else None,
-                            "ssn_hash": ssn_hash if e.get("roster_ssn") else None})
+                            "ssn_hash": ssn_hash if e.get("roster_ssn") else None,
+                            **{f"declared_{k}": float(v) for k, v in (e.get("declared") or {}).items()}})
     for year, specs in (e.get("months") or {}).items():
         for spec in _month_specs(specs):
             for m in spec.get("months", list(range(1, 13))):
@@ -141,7 +143,8 @@ def build_frames(case: dict[str, Any], params: Parameters) -> dict[str, pl.DataF
     employer_id = str(case.get("employer_id", d.get("employer_id", "100000001")))
     tax_rate = Decimal(str(case.get("tax_rate", d.get("tax_rate", "0.1095"))))
     employees = case.get("employees") or [
-        {k: case[k] for k in ("employee_id", "ssn", "category", "months", "periods", "certified_from", "certifications") if k in case}
+        {k: case[k] for k in ("employee_id", "ssn", "category", "months", "periods", "certified_from", "certifications",
+                              "declared") if k in case}
     ]
     payroll_rows: list[dict[str, Any]] = []
     roster_rows: list[dict[str, Any]] = []

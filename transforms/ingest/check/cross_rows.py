@@ -247,6 +247,11 @@ def _with_earlier(rows: pl.DataFrame, earlier: pl.DataFrame | None) -> pl.DataFr
 PERIOD = ["employer_id", "employee_id", "period_start", "period_end"]
 
 
+def _two(e: pl.Expr) -> pl.Expr:
+    """A number as text with two decimals (64.00, not 64.0)."""
+    return e.round(2).cast(pl.Decimal(20, 2)).cast(pl.String)
+
+
 def _period_rates(rows: pl.DataFrame) -> pl.DataFrame:
     """The pay periods (employee + period) whose hourly rate, over all their lines, is
     implausible: ``PERIOD`` + ``hours``, ``gross_wages`` (sums). A period with hours and no pay
@@ -282,9 +287,10 @@ def implausible_rates(rows: pl.DataFrame, earlier: pl.DataFrame | None = None, *
     return mine.select(
         "__order", pl.lit("hourly_rate").alias("rule"), pl.lit("gross_wages").alias("column"),
         pl.format("implausible hourly rate over the pay period {} to {} (wages {} / hours {} = ${} an hour, outside "
-                  "${} to ${}; lines {}): hours and wages swapped, or a decimal point lost?",
-                  "period_start", "period_end", pl.col("gross_wages").round(2), pl.col("hours").round(2),
-                  (pl.col("gross_wages") / pl.col("hours")).round(2), pl.lit(f"{lo:g}"), pl.lit(f"{hi:g}"),
+                  "${} to ${}; lines {}): hours and wages swapped, or a decimal point lost? If it is what was paid (a "
+                  "14(c) certificate or a special licence before 2019), the Department confirms the line",
+                  "period_start", "period_end", _two(pl.col("gross_wages")), _two(pl.col("hours")),
+                  _two(pl.col("gross_wages") / pl.col("hours")), pl.lit(f"{lo:g}"), pl.lit(f"{hi:g}"),
                   "__lines").alias("message"),
     ).cast(CROSS_SCHEMA)
 

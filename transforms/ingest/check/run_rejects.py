@@ -16,8 +16,23 @@ from transforms.ingest.check.masking import mask_value, short
 from transforms.ingest.check.quarantine import FileWork, lookup, quarantine_rows
 from transforms.ingest.read.tables import read_tables
 from transforms.pii import HashKey
+from transforms.schema import DOUBTFUL_RULES
 
 CROSS_RULES = ("duplicate_row", "negative_net", "hourly_rate", "duplicate_key", "employee_id_is_ssn")
+def doubtful_only(rules) -> bool:
+    """Whether a line's reject rules (an iterable, or a ``;``-joined string) are all doubtful."""
+    rules = [r for r in (rules.split(";") if isinstance(rules, str) else rules) if r]
+    return bool(rules) and set(rules) <= DOUBTFUL_RULES
+
+
+def unread(xr: pl.DataFrame) -> pl.DataFrame:
+    """The rejects ``xr`` (``__order``, rule, ...) whose line leaves the run's rows: every line but
+    those rejected only as doubtful (``schema.DOUBTFUL_RULES``: they are stored, and hold their
+    applications until a release confirms them or a corrected file replaces them)."""
+    if xr.height == 0:
+        return xr
+    doubtful = xr.group_by("__order").agg(pl.col("rule").is_in(list(DOUBTFUL_RULES)).all().alias("__d"))
+    return xr.join(doubtful.filter(~pl.col("__d")), on="__order", how="semi")
 
 
 def cross_row_hits(xr: pl.DataFrame, allrows: pl.DataFrame) -> pl.DataFrame:

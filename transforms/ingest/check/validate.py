@@ -26,6 +26,7 @@ from datetime import datetime
 
 import polars as pl
 
+from transforms import schema
 from transforms.ingest.check.gx import run_suite
 from transforms.ingest.check.suites import (
     EXPECTATIONS_DIR,
@@ -83,6 +84,7 @@ def helper_columns(dataset: str, staged: pl.DataFrame, text: pl.DataFrame, now: 
         )
     elif dataset == "roster":
         f = f.with_columns((~given | pl.col("ssn_hash").is_not_null()).alias("__ssn_ok"))
+        f = f.with_columns(_declared_checks(f, text))
     elif dataset == "control_groups":
         raw_blank = text.get_column("member_to").str.strip_chars().fill_null("").eq("")
         f = f.with_columns(
@@ -100,6 +102,22 @@ def helper_columns(dataset: str, staged: pl.DataFrame, text: pl.DataFrame, now: 
             ((pl.col("rate_year_start").dt.month() == 7) & (pl.col("rate_year_start").dt.day() == 1)).alias("__july_first")
         )
     return f
+
+
+def _declared_checks(f: pl.DataFrame, text: pl.DataFrame) -> list[pl.Expr]:
+    """The declared totals of a roster line (spec section 1): a cell given must read as a number
+    (``__<column>_ok``) and money whole cents (``__<column>_cents``); a blank declares nothing."""
+    out = []
+    for c in schema.DECLARED:
+        if c not in f.columns:
+            continue
+        blank = (text.get_column(c).str.strip_chars().fill_null("").eq("") if c in text.columns
+                 else pl.Series([True] * f.height))
+        out.append((pl.lit(blank) | pl.col(c).is_not_null()).alias(f"__{c}_ok"))
+        if "hours" not in c:
+            out.append(pl.when(pl.col(c).is_null() | ~pl.col(c).is_finite() | (pl.col(c).abs() > 1e12)).then(True)
+                       .otherwise((pl.col(c) * 100 - (pl.col(c) * 100).round()).abs() <= 1e-6).alias(f"__{c}_cents"))
+    return out
 
 
 def _missing(column: str, dtype: pl.DataType) -> pl.Expr:

@@ -66,7 +66,8 @@ NULLABLE = {("certifications", "valid_to"), ("payroll", "check_id"), ("payroll",
             ("applications", "period_start"), ("applications", "period_end"), ("roster", "employer_id"),
             ("roster", "ssn_hash"), ("control_groups", "member_to"), ("estimate_requests", "period_start"),
             ("estimate_requests", "period_end"), ("payroll", "ssn_hash"), ("payroll", "ssn_last4_hash"),
-            ("roster", "ssn_last4_hash"), ("applications", "employer_address")}
+            ("roster", "ssn_last4_hash"), ("applications", "employer_address"),
+            *(("roster", c) for c in schema.DECLARED)}
 
 
 @dataclass
@@ -203,6 +204,7 @@ def _staged_exprs(dataset: str, c: Cells) -> tuple[dict[str, pl.Expr], dict[str,
         exprs = {
             "application_id": c.txt("application_id"), "employee_id": c.txt("employee_id"),
             "wage_category": c.txt("wage_category").str.to_lowercase(), "employer_id": c.employer(),
+            **{d: c.num(d) for d in schema.DECLARED},
         }
     elif dataset == "control_groups":
         exprs = {
