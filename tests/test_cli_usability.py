@@ -82,9 +82,10 @@ def test_explain_defaults_its_folders_and_says_what_is_unknown(prefect_harness, 
     r = cli("explain", "--tax-year", "2023", "--employer", ey["employer_id"], "--employee", "NOBODY")
     assert r.exit_code == 2 and "the employee NOBODY is unknown for employer" in r.flat
 
-    # runs: 80 columns, short ids; --long has the full run ids
+    # runs: 80 columns, short ids; --long has the full run ids (the title line holds the ledger's path, whole)
     r = cli("runs", "--workdir", tmp_path / "data" / "work")
-    assert r.exit_code == 0 and max(len(line) for line in r.output.splitlines()) <= 80
+    assert r.exit_code == 0 and max(len(line) for line in r.output.splitlines()[1:]) <= 80
+    assert f"runs in {tmp_path / 'data' / 'work' / 'impcredit.duckdb'}" in r.output
     assert "annual" in r.output and "annual-2023-" not in r.output
     from transforms.runs.record import short_run_id
 

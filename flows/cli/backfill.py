@@ -6,10 +6,12 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
+from rich.text import Text
 
 from flows import _env, api
-from flows.cli import common
+from flows.cli import common, listing
+
+YEAR_KEYS = ["tax_year", "status", "run_id", "applications", "requested", "awarded", "message"]
 
 
 def backfill(
@@ -25,19 +27,23 @@ def backfill(
     profiles: Annotated[Path | None, typer.Option("--profiles", help=common.PROFILES_HELP, metavar="DIR")] = None,
     dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP, metavar="ADDRESS")] = None,
     workers: Annotated[int | None, typer.Option("--workers", help=_env.WORKERS_HELP, metavar="N")] = None,
+    format: listing.Format = "table",
 ) -> None:
-    """Run the annual flow for each tax year in order (subflows of one parent flow)."""
+    """Run the annual flow for each tax year in order (subflows of one parent flow).
+
+    Example: impcredit backfill --input data/history --years 2021-2023 --format csv > backfill.csv
+    """
     common.use_profiles(profiles)
     as_of_date = common.parse_date(as_of, "--as-of") if as_of else None
     common.check_run_args(input, policy, cap)
     common.local_dir(out, "--out")
     common.use_lake(workdir, lake, writes=True)
     with common.dask_cluster(workers, dask_address) as address:
-        _run(input, years, as_of_date, out, workdir, cap, policy, wait, address)
+        _run(input, years, as_of_date, out, workdir, cap, policy, wait, address, format)
 
 
 def _run(input: Path, years: str, as_of_date, out: Path, workdir: Path, cap, policy: str, wait: float,
-         address: str | None) -> None:
+         address: str | None, format: str) -> None:
     try:
         api.ensure_api()  # before Prefect is imported
         from flows.backfill import backfill_flow, parse_years
@@ -56,20 +62,25 @@ def _run(input: Path, years: str, as_of_date, out: Path, workdir: Path, cap, pol
     except common.known_errors() as exc:
         common.fail(str(exc))
         return
-    t = Table(title="impcredit backfill")
-    for col in ("tax year", "status", "run", "applications", "requested", "awarded"):
-        t.add_column(col)
-    for y in report.years:
-        s = y.summary
-        t.add_row(
-            str(y.tax_year), "[green]completed[/]" if y.status == "completed" else "[red]failed[/]",
-            s.run_id if s else "", f"{s.applications:,}" if s else "", f"{s.requested:,.2f}" if s else "",
-            f"{s.awarded:,.2f}" if s else "",
-        )
-    common.console.print(t)
+    records = [{"tax_year": y.tax_year, "status": y.status, "run_id": y.summary.run_id if y.summary else None,
+                "applications": y.summary.applications if y.summary else None,
+                "requested": listing.money(y.summary.requested) if y.summary else None,
+                "awarded": listing.money(y.summary.awarded) if y.summary else None,
+                "message": None if y.status == "completed" else y.message} for y in report.years]
+
+    def amount(key: str):
+        return lambda r: "" if r[key] is None else f"{r[key]:,.2f}"
+
+    Col = listing.Col
+    listing.show(format, YEAR_KEYS, records, [
+        Col("tax year", "tax_year"),
+        Col("status", text=lambda r: Text(r["status"], style="green" if r["status"] == "completed" else "red")),
+        Col("run", "run_id"), Col("applications", text=lambda r: "" if r["applications"] is None else f"{r['applications']:,}"),
+        Col("requested", text=amount("requested")), Col("awarded", text=amount("awarded"))], title="impcredit backfill")
     for y in report.years:
         if y.status != "completed":
             common.err.print(f"[bold red]tax year {y.tax_year} failed:[/] {y.message}")
-    common.console.print(report.message)
+    if format == "table":
+        common.console.print(report.message)
     if report.failed:
         raise typer.Exit(1)

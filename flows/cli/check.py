@@ -62,26 +62,21 @@ def check(
 
 def _print(result, page: Path) -> None:
     from rich.markup import escape
-    from rich.panel import Panel
-    from rich.table import Table
 
     files = result.files
-    t = Table(show_header=False, box=None, pad_edge=False)
-    t.add_column(style="bold")
-    t.add_column(overflow="fold")
-    t.add_row("Submission", escape(str(result.input_dir)))
-    t.add_row("Files", f"{len(files):,} ({len(result.unread_files):,} not read)")
-    t.add_row("Rows", f"{sum(f.rows_read for f in files):,} read, {sum(f.rows_accepted for f in files):,} accepted, "
-                      f"{sum(f.rows_rejected for f in files):,} rejected")
-    t.add_row("Applications", f"{result.applications:,} read, {len(result.held):,} would be held")
-    t.add_row("Employer-years totalled", f"{len(result.totals):,} (spread by day, as the credit is)")
     declared = [f for p in result.figures for f in p.figures if f[3] is not None]
-    t.add_row("Declared totals", f"{sum(1 for p in result.figures if any(f[3] is not None for f in p.figures)):,} of "
-                                 f"{len(result.figures):,} claimed persons, {sum(1 for f in declared if f[4]):,} of "
-                                 f"{len(declared):,} figures differ from what was read")
-    t.add_row("Page", escape(str(page)))
+    rows = [("Submission", common.Whole(result.input_dir)),
+            ("Files", f"{len(files):,} ({len(result.unread_files):,} not read)"),
+            ("Rows", f"{sum(f.rows_read for f in files):,} read, {sum(f.rows_accepted for f in files):,} accepted, "
+                     f"{sum(f.rows_rejected for f in files):,} rejected"),
+            ("Applications", f"{result.applications:,} read, {len(result.held):,} would be held"),
+            ("Employer-years totalled", f"{len(result.totals):,} (spread by day, as the credit is)"),
+            ("Declared totals", f"{sum(1 for p in result.figures if any(f[3] is not None for f in p.figures)):,} of "
+                                f"{len(result.figures):,} claimed persons, {sum(1 for f in declared if f[4]):,} of "
+                                f"{len(declared):,} figures differ from what was read"),
+            ("Page", common.Whole(page))]
     colour = "green" if result.read_whole else "yellow"
-    common.console.print(Panel(t, title="impcredit check", expand=False))
+    common.fitted_panel("impcredit check", rows, justify="left")
     common.console.print(f"[bold {colour}]{escape(result.headline)}[/]", soft_wrap=True)
     lines = [f"{f.file}: not read ({f.message})" for f in result.unread_files]
     lines += [f"{r.file} line {r.line}, {r.column or '-'}: {r.message}" for r in result.rejects if r.line is not None]

@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from flows.cli import common
+from flows.cli import common, listing
 
 
 def _fmt(v) -> str:
@@ -35,7 +35,7 @@ def _declared_table(r: dict, console: Console) -> None:
             continue
         d.add_row(x["figure"], f"{x['period_start']}..{x['period_end']}", f"{x['declared']:,.2f}", f"{x['read']:,.2f}",
                   f"{x['tolerance']:,.2f}", "[red]yes: held[/]" if x["differs"] else "no")
-    console.print(d)
+    listing.print_table(console, d)
 
 
 def render_text(r: dict, console: Console) -> None:
@@ -54,7 +54,7 @@ def render_text(r: dict, console: Console) -> None:
         q.add_column(c, justify="right" if c == "value" else "left", overflow="fold")
     for x in r["quantities"]:
         q.add_row(x["name"], _fmt(x["value"]), x["formula"], x["section"])
-    console.print(q)
+    listing.print_table(console, q)
     if r.get("members"):
         m = Table(title="The group's members whose rows counted for this person (in the tax period)")
         for c in ("member", "hours", "required wages RW", "required taxes RT"):
@@ -62,7 +62,7 @@ def render_text(r: dict, console: Console) -> None:
         for x in r["members"]:
             m.add_row(x["member_id"] + (" (the applicant)" if x["member_id"] == e.get("employer_id") else ""),
                       f"{x['H_m']:,.2f}", f"{x['RW_m']:,.2f}", f"{x['RT_m']:,.2f}")
-        console.print(m)
+        listing.print_table(console, m)
     _declared_table(r, console)
     if r["parameters"]:
         p = Table(title="Parameters used")
@@ -71,7 +71,7 @@ def render_text(r: dict, console: Console) -> None:
         for x in r["parameters"]:
             cite = x["citation"].get("label", x["citation"]["title"]) + (f" <{x['citation']['href']}>" if x["citation"]["href"] else "")
             p.add_row(x["label"], _fmt(x["value"]), x["period"], Text(cite))  # text, not markup
-        console.print(p)
+        listing.print_table(console, p)
     if r.get("findings"):
         f = Table(title="Audit findings (spec section 9a)")
         for c in ("finding", "date", "kind", "code", "knowing", "status", "the Department's finding"):
@@ -79,14 +79,14 @@ def render_text(r: dict, console: Console) -> None:
         for x in r["findings"]:
             f.add_row(x["finding_id"], x["finding_date"], f"{x['kind']} ({x['statute']})", x["reason_code"],
                       "yes" if x["knowing"] else "no", Text(x["status"]), Text(x["reason"]))
-        console.print(f)
+        listing.print_table(console, f)
     if r["reasons"]:
         t = Table(title="Reasons")
         for c in ("code", "meaning", "statute"):
             t.add_column(c, overflow="fold")
         for x in r["reasons"]:
             t.add_row(x["code"], x["words"], x["citation"])
-        console.print(t)
+        listing.print_table(console, t)
     s = Table(title=f"Submitted payroll lines ({r['sources']['payroll_totals']['rows']} rows of the person at the group's "
                     "members, periods overlapping the prior years and the tax period)")
     for c in ("employer", "file", "sheet", "line", "check", "period", "hours", "gross_wages", "employer_taxes", "note"):
@@ -98,7 +98,7 @@ def render_text(r: dict, console: Console) -> None:
         s.add_row(_fmt(x.get("employer_id")), _fmt(x.get("source_file")), _fmt(x.get("source_sheet")), _fmt(x.get("source_line")),
                   _fmt(x.get("check_id")), f"{x.get('period_start')}..{x.get('period_end')}", _fmt(x.get("hours")),
                   _fmt(x.get("gross_wages")), _fmt(x.get("employer_taxes")), note)
-    console.print(s)
+    listing.print_table(console, s)
     if r.get("netted_lines"):
         console.print(f"Reversals netted against the other lines of the year: {r['netted_lines']}")
     if r["sources"].get("code_lines"):
@@ -108,14 +108,14 @@ def render_text(r: dict, console: Console) -> None:
         for x in r["sources"]["code_lines"]:
             cl.add_row(_fmt(x.get("source_file")), _fmt(x.get("source_line")), _fmt(x.get("row_line")), _fmt(x.get("check_id")),
                        _fmt(x.get("code")), _fmt(x.get("counts_as")), _fmt(x.get("hours")), _fmt(x.get("amount")))
-        console.print(cl)
+        listing.print_table(console, cl)
     ck = r["check"]
     c = Table(title="Check: recomputed from the quantities above " + ("[green]OK[/]" if ck["ok"] else "[red]MISMATCH[/]"))
     for col in ("item", "recomputed", "stored", "ok"):
         c.add_column(col)
     for x in ck["items"]:
         c.add_row(x["name"], str(x["recomputed"]), str(x["stored"]), "yes" if x["ok"] else "[red]no[/]")
-    console.print(c)
+    listing.print_table(console, c)
     if ck.get("note"):
         console.print(f"[dim]{ck['note']}[/]")
 
@@ -166,7 +166,9 @@ def explain(
     out: Annotated[str | None, typer.Option("--out", help="Output folder of the annual run (default "
                                             "data/out/annual-YEAR, as annual writes it; or its s3://bucket/prefix).",
                                             metavar="DIR|URL")] = None,
-    format: Annotated[str, typer.Option("--format", help="text or json.", metavar="text|json")] = "text",
+    format: Annotated[str, typer.Option("--format", help="text (or table): words, then tables (piped or redirected, "
+                                        "as wide as their content: nothing wrapped or cut); or json: one document.",
+                                        metavar="text|json")] = "text",
     application: Annotated[str | None, typer.Option("--application", help="Application id, when the employee is claimed by several.",
                                                     metavar="ID")] = None,
 ) -> None:
@@ -177,7 +179,7 @@ def explain(
 
     Example: impcredit explain --tax-year 2023 --employer 100000001 --employee E1
     """
-    if format not in ("text", "json"):
+    if format not in ("text", "table", "json"):
         common.fail(f"--format must be text or json, not {format!r}")
     common.local_dir(workdir, "--workdir", ledger=True)
     out = common.out_location(out, common.DATA / "out" / f"annual-{tax_year}")
@@ -192,6 +194,6 @@ def explain(
     if format == "json":
         print(json.dumps(result, indent=2, sort_keys=True, default=str))
     else:
-        render_text(result, Console())
+        render_text(result, common.console)
     if not result["check"]["ok"]:
         raise typer.Exit(1)

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from flows.cli import common
+from flows.cli import common, listing
 
 finding_app = typer.Typer(help="Audit findings: misclassified employees (56a40(e)) and wage reductions (56a40(f)); "
                                "recapture for the Division of Taxation.", no_args_is_help=True)
@@ -108,14 +108,16 @@ def withdraw(
     _say(f"withdrew {got.finding.finding_id}", got, _out(out, f"{got.finding.finding_id}-withdrawal"))
 
 
+FINDING_KEYS = ["finding_id", "finding_date", "application_id", "employer_id", "kind", "employees", "tax_years",
+                "knowing", "taken_back", "withdrawn_on", "reason", "withdraw_reason", "record_run"]
+
+
 @finding_app.command("list")
-def list_(workdir: WORKDIR = common.DATA / "work") -> None:
+def list_(workdir: WORKDIR = common.DATA / "work", format: listing.Format = "table") -> None:
     """The findings of the ledger: when, on what, knowing or not, what they took back, withdrawn or not.
 
-    Example: impcredit finding list --workdir data/work
+    Examples: impcredit finding list --workdir data/work; impcredit finding list --format csv > findings.csv
     """
-    from rich.table import Table
-
     from transforms.runs import findings as run
 
     try:
@@ -123,15 +125,14 @@ def list_(workdir: WORKDIR = common.DATA / "work") -> None:
     except common.known_errors() as exc:
         common.fail(str(exc))
         return
-    if not rows:
+    for r in rows:
+        r["taken_back"] = listing.money(r["taken_back"])
+    if not rows and format == "table":
         common.console.print(f"no finding in the ledger of {workdir}")
         return
-    t = Table()
-    for c in ("finding", "date", "application", "kind", "employees / tax years", "knowing", "taken back", "withdrawn",
-              "reason"):
-        t.add_column(c, justify="right" if c == "taken back" else "left", overflow="fold")
-    for r in rows:
-        t.add_row(r["finding_id"], r["finding_date"], r["application_id"], r["kind"],
-                  ", ".join(r["employees"]) or ", ".join(map(str, r["tax_years"])), "yes" if r["knowing"] else "no",
-                  f"{r['taken_back']:,.2f}", r["withdrawn_on"] or "", r["reason"])
-    common.console.print(t)
+    Col = listing.Col
+    listing.show(format, FINDING_KEYS, rows, [
+        Col("finding", "finding_id"), Col("date", "finding_date"), Col("application", "application_id"), Col("kind"),
+        Col("employees / tax years", text=lambda r: ", ".join(r["employees"]) or ", ".join(map(str, r["tax_years"]))),
+        Col("knowing"), Col("taken back", text=lambda r: f"{r['taken_back']:,.2f}", justify="right"),
+        Col("withdrawn", "withdrawn_on"), Col("reason")])

@@ -10,23 +10,27 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from flows.cli import common
+from flows.cli import common, listing
 
 layouts_app = typer.Typer(help="The payroll layouts (profiles): list them, check a file against them, draft one.",
                           invoke_without_command=True)
 
 ProfilesOpt = Annotated[Path | None, typer.Option("--profiles", help=common.PROFILES_HELP, metavar="DIR")]
+LAYOUT_KEYS = ["name", "dataset", "product", "extensions", "report", "line_per_code", "origin", "file", "description"]
+CHECK_KEYS = ["file", "read_whole", "rows", "rejected_lines", "layouts", "problem", "notes", "tables", "rejects"]
 
 
 @layouts_app.callback()
-def layouts(ctx: typer.Context, profiles: ProfilesOpt = None) -> None:
+def layouts(ctx: typer.Context, profiles: ProfilesOpt = None, format: listing.Format = "table") -> None:
     """List the payroll layouts ingest reads: each profile, the product whose export it follows,
     what it reads and where it comes from (data/vendors/ as shipped, or the agency's folder). A
     file no layout reads is rejected naming the nearest row and layout.
 
     Examples: impcredit layouts; impcredit layouts --profiles /srv/impcredit/profiles;
-    impcredit layouts check payroll/123456789/journal.csv; impcredit layouts draft export.xlsx
+    impcredit layouts --format csv; impcredit layouts check payroll/123456789/journal.csv;
+    impcredit layouts draft export.xlsx
     """
     if ctx.invoked_subcommand is not None:
         ctx.obj = profiles
@@ -34,6 +38,12 @@ def layouts(ctx: typer.Context, profiles: ProfilesOpt = None) -> None:
     common.use_profiles(profiles)
     from transforms.ingest.read.profile_files import agency_dir, load_profiles, origin
 
+    if listing.machine(format, LAYOUT_KEYS, [
+            {"name": p.name, "dataset": p.dataset, "product": p.product or None, "extensions": list(p.extensions),
+             "report": bool(p.shaped), "line_per_code": bool(p.long), "origin": origin(p).split(" (")[0],
+             "file": str(Path(p.source).resolve()) if p.source else None, "description": p.description}
+            for p in load_profiles()]):
+        return
     where = agency_dir()
     common.console.print("Payroll layouts: a file is read by the one whose header it holds (data/vendors/"
                          + (f" and {escape(str(where))}" if where else "") + ").", soft_wrap=True)
@@ -54,19 +64,21 @@ def check(
     files: Annotated[list[Path], typer.Argument(help="Payroll files (CSV or workbooks).", metavar="FILE...")],
     profiles: ProfilesOpt = None,
     rows: Annotated[int, typer.Option("--rows", help="First rows to show as canonical values.", metavar="N")] = 3,
+    format: listing.Format = "table",
 ) -> None:
     """How each file would be read, without a run or a ledger: the layout and where it comes from,
     the header line, each column and the field it reaches, the first rows as canonical values, the
     lines skipped (titles, totals checked, notes) and every reject with its rule. A file under a
     submission's payroll/ folder takes its employer from the folder or payroll/files.csv.
-    Exit 0: every file read whole; 1: a file not read, or a line rejected.
+    Exit 0: every file read whole; 1: a file not read, or a line rejected. csv and json: a row per
+    file (its tables, rejects and notes nested: JSON text in csv).
 
     Example: impcredit layouts check --profiles profiles/ submission/payroll/123456789/journal.csv
     """
     _profiles(ctx, profiles)
     from transforms.ingest.layout_check import check_file
 
-    whole = True
+    results = []
     for path in files:
         if not path.is_file():
             common.fail(f"{path}: not a file")
@@ -75,14 +87,28 @@ def check(
         except common.known_errors() as exc:
             common.fail(f"{path}: {exc}")
             return
-        whole &= result.read_whole
-        _print_check(result)
-    raise typer.Exit(0 if whole else 1)
+        results.append(result)
+        if format == "table":
+            _print_check(result)
+    listing.machine(format, CHECK_KEYS, [_check_record(r) for r in results])
+    raise typer.Exit(0 if all(r.read_whole for r in results) else 1)
+
+
+def _check_record(result) -> dict:
+    """One file's check as csv and json give it."""
+    return {"file": result.file, "read_whole": result.read_whole, "rows": result.rows,
+            "rejected_lines": sum(1 for r in result.rejects if r["line"] is not None),
+            "layouts": [t.profile for t in result.tables], "problem": result.problem, "notes": list(result.notes),
+            "tables": [{"sheet": t.sheet, "layout": t.profile, "origin": t.origin, "header_line": t.header_line,
+                        "rows": t.rows, "columns": [{"header": h, "field": f} for h, f in t.columns],
+                        "skipped": t.skipped or None, "preamble": list(t.preamble), "totals_checked": t.totals_checked,
+                        "first_rows": t.first_rows} for t in result.tables],
+            "rejects": [dict(r) for r in result.rejects]}
 
 
 def _print_check(result) -> None:
     out = common.console
-    out.rule(escape(result.file))
+    listing.rule(out, result.file)
     if result.problem is not None:
         out.print(f"[bold red]not read:[/] {escape(result.problem)}", soft_wrap=True)
         return
@@ -95,8 +121,8 @@ def _print_check(result) -> None:
             out.print(f"  [dim]skipped above the header:[/] {escape(text[:100])}", soft_wrap=True)
         cols = Table("column", "field", box=None, pad_edge=False)
         for header, field in t.columns:
-            cols.add_row(escape(header), field or "[dim](none)[/]")
-        out.print(cols)
+            cols.add_row(Text(header), field or "[dim](none)[/]")
+        listing.print_table(out, cols)
         if t.first_rows:
             out.print("first rows, as read:")
             for r in t.first_rows:
@@ -111,8 +137,8 @@ def _print_check(result) -> None:
         rej = Table("line", "column", "rule", "what to fix", box=None, pad_edge=False,
                     title=f"{len(lines)} line(s) rejected", title_justify="left")
         for r in lines[:50]:
-            rej.add_row(str(r["line"] or ""), escape(r["column"] or ""), r["rule"], escape(r["message"]))
-        out.print(rej)
+            rej.add_row(str(r["line"] or ""), Text(r["column"] or ""), r["rule"], Text(r["message"]))
+        listing.print_table(out, rej)
         if len(lines) > 50:
             out.print(f"... and {len(lines) - 50} more")
     if not result.rejects:

@@ -13,7 +13,7 @@ from flows.cli import common
 
 def _print_quarterly(s) -> None:
     rows = [
-        ("Run", s.run_id),
+        ("Run", common.Whole(s.run_id)),
         ("Tax year / quarter", f"{s.tax_year} Q{s.quarter} (data through {s.quarter_end}, as of {s.as_of})"),
         ("Requests estimated", f"{s.applications:,}  " + ", ".join(f"{k} {v}" for k, v in s.statuses.items())
          if s.applications else f"none: no estimate request or application of tax year {s.tax_year} received by {s.as_of}"),
@@ -26,7 +26,7 @@ def _print_quarterly(s) -> None:
     if s.rejected_rows:
         rows.append(("Rejected input rows", f"[yellow]{s.rejected_rows:,}[/] (see rejects.csv)"))
     rows.append(("Variance report", "variance.csv" if s.variance_written else "after the annual run of the tax year"))
-    rows.append(("Outputs", s.out_dir))
+    rows.append(("Outputs", common.Whole(s.out_dir)))
     common.panel("impcredit quarterly: completed", rows, s.outputs)
 
 

@@ -5,56 +5,92 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
-from rich.table import Table
-from rich.text import Text
 
-from flows.cli import common
+from flows.cli import common, listing
+
+SETTINGS_KEYS = ["section", "name", "group", "values", "default", "value", "unit", "effective", "source", "citation",
+                 "citation_url", "meaning"]
 
 
 def settings(
     parameters: Annotated[bool, typer.Option("--parameters/--no-parameters", help="List the legal parameters too.")] = True,
+    format: listing.Format = "table",
 ) -> None:
     """Every setting and legal parameter: values, defaults, dated values and citations.
 
-    What `whatif --set NAME=VALUE` and `whatif --param NAME[@YYYY-MM-DD]=VALUE` accept.
+    What `whatif --set NAME=VALUE` and `whatif --param NAME[@YYYY-MM-DD]=VALUE` accept. csv and json
+    give the three lists as one, each row with its section: setting, deployment or parameter.
 
-    Examples: impcredit settings; impcredit whatif --input data/sample --tax-year 2023 --set overtime=premium
+    Examples: impcredit settings; impcredit whatif --input data/sample --tax-year 2023 --set overtime=premium;
+    impcredit settings --format csv > settings.csv
     """
-    from transforms.reference.parameters import load_parameters
-    from transforms.settings import SETTING_HELP, setting_fields
+    rows = _settings() + _deployment() + (_parameters() if parameters else [])
+    if listing.machine(format, SETTINGS_KEYS, rows):
+        return
+    Col, out = listing.Col, common.console
 
-    t = Table(title="Settings (whatif --set NAME=VALUE; annual --policy, --cap)", box=None, pad_edge=False,
-              title_justify="left")
-    for col in ("setting", "values", "default", "meaning"):
-        t.add_column(col, overflow="fold")
-    for name, _, choices, default in setting_fields():
-        t.add_row(name, " | ".join(choices), default, SETTING_HELP.get(name, ""))
-    common.console.print(t)
-    from transforms.deployment import deployment, where
+    def section(name: str) -> list[dict]:
+        return [r for r in rows if r["section"] == name]
 
-    d = Table(title="Deployment (IMPCREDIT_<NAME>, or impcredit.toml; a command's option first)", box=None,
-              pad_edge=False, title_justify="left")
-    for col in ("setting", "value", "from"):
-        d.add_column(col, overflow="fold")
-    try:
-        got = deployment()
-        d.add_row("profiles", Text(str(got.profiles or "")), where("profiles"))
-        if "lake" in type(got).model_fields:
-            d.add_row("lake", Text(str(getattr(got, "lake", None) or "")), where("lake"))
-    except ValueError as exc:
-        d.add_row("profiles", Text(str(exc).splitlines()[0]), where("profiles"))
-    common.console.print(d)
+    listing.print_table(out, listing.table(
+        [Col("setting", "name"), Col("values", text=lambda r: " | ".join(r["values"])), Col("default"), Col("meaning")],
+        section("setting"), title="Settings (whatif --set NAME=VALUE; annual --policy, --cap)", box=None,
+        pad_edge=False, title_justify="left"))
+    listing.print_table(out, listing.table(
+        [Col("setting", "name"), Col("value"), Col("from", "source")], section("deployment"),
+        title="Deployment (IMPCREDIT_<NAME>, or impcredit.toml; a command's option first)", box=None, pad_edge=False,
+        title_justify="left"))
     if not parameters:
         return
+    shown, last = [], None
+    for r in section("parameter"):  # a series' name on its first dated value only
+        shown.append({**r, "name": r["name"] if r["name"] != last else ""})
+        last = r["name"]
+    listing.print_table(out, listing.table(
+        [Col("parameter", "name"), Col("effective"), Col("value", text=_value), Col("citation")], shown,
+        title="Parameters (whatif --param NAME=VALUE, or NAME@YYYY-MM-DD=VALUE for one dated value)", box=None,
+        pad_edge=False, title_justify="left"))
+
+
+def _value(r: dict) -> str:
+    v = r["value"]
+    text = v if isinstance(v, str) else f"{v:g}"
+    return f"{text} {r['unit'] if r['unit'] != 'date' else ''}".strip()
+
+
+def _settings() -> list[dict]:
+    from transforms.settings import SETTING_HELP, setting_fields
+
+    return [{"section": "setting", "name": name, "group": group, "values": list(choices), "default": default,
+             "meaning": SETTING_HELP.get(name, "")} for name, group, choices, default in setting_fields()]
+
+
+def _deployment() -> list[dict]:
+    from transforms.deployment import deployment, where
+
+    try:
+        got = deployment()
+        rows = [("profiles", got.profiles)]
+        if "lake" in type(got).model_fields:
+            rows.append(("lake", getattr(got, "lake", None)))
+    except ValueError as exc:
+        return [{"section": "deployment", "name": "profiles", "value": str(exc).splitlines()[0],
+                 "source": where("profiles")}]
+    return [{"section": "deployment", "name": name, "value": str(value or ""), "source": where(name)}
+            for name, value in rows]
+
+
+def _parameters() -> list[dict]:
+    from transforms.reference.parameters import load_parameters
+
     params = load_parameters()
-    p = Table(title="Parameters (whatif --param NAME=VALUE, or NAME@YYYY-MM-DD=VALUE for one dated value)", box=None,
-              pad_edge=False, title_justify="left")
-    for col in ("parameter", "effective", "value", "citation"):
-        p.add_column(col, overflow="fold")
+    out = []
     for name in params.series_names():
         s = params.series(name)
-        for i, v in enumerate(s.values):
-            value = v.value.isoformat() if hasattr(v.value, "isoformat") else f"{v.value:g}"
-            p.add_row(name if i == 0 else "", v.effective.isoformat(), f"{value} {s.unit if s.unit != 'date' else ''}".strip(),
-                      Text(v.citation.label))  # text, not markup: the label ends in [...]
-    common.console.print(p)
+        for v in s.values:
+            value = v.value.isoformat() if hasattr(v.value, "isoformat") else (
+                int(v.value) if float(v.value).is_integer() else v.value)
+            out.append({"section": "parameter", "name": name, "value": value, "unit": s.unit,
+                        "effective": v.effective, "citation": v.citation.label, "citation_url": v.citation.href,
+                        "meaning": s.label})
+    return out

@@ -51,5 +51,5 @@ def variance(
             continue
         rows.append((f"Q{qn} projected ({projected.height} applications)", f"${projected[col].sum():,.2f}"))
         rows.append((f"Q{qn} variance (final - projected)", signed(projected["variance_q" + qn].fill_null(0).sum())))
-    rows.append(("Report", str(path)))
+    rows.append(("Report", common.Whole(path)))
     common.panel("impcredit variance", rows)
