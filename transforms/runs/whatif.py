@@ -70,9 +70,12 @@ def diff_awards(before: pl.DataFrame, whatif: pl.DataFrame, *, before_policy: st
     w = whatif.select("application_id", pl.col("requested_cents").alias("rw"), pl.col("awarded_cents").alias("aw"),
                       pl.col("status").alias("status_whatif"))
     j = b.join(w, on="application_id", how="full", coalesce=True)
+    # an application held (not decided) by the what-if that the ledger has no decision of: held by the
+    # annual run too (the ledger keeps no held application), or unseen by it; nothing is awarded either way
+    held_both = pl.col("ab").is_null() & (pl.col("status_whatif") == "HELD")
     changed = j.filter(
-        (pl.col("ab").fill_null(-1) != pl.col("aw").fill_null(-1))
-        | (pl.col("status_before").fill_null("") != pl.col("status_whatif").fill_null(""))
+        ((pl.col("ab").fill_null(-1) != pl.col("aw").fill_null(-1))
+         | (pl.col("status_before").fill_null("") != pl.col("status_whatif").fill_null(""))) & ~held_both
     )
     policy_changed = before_policy is not None and before_policy != whatif_policy
     cap_changed = before_cap_cents is None or before_cap_cents != whatif_cap_cents
