@@ -1,8 +1,10 @@
-"""The staged route of the ingest in this process (``ingest_folder(..., cluster="local:N")``: the
-Dask route's tasks on a pool of threads, ``local_client.LocalClient``, no Dask): the lake's parts,
-byte for byte, and the ingest report (files, counts, rejects, replacements, the lake's digest)
-are the plain route's, for a vendor mix with rejects and a bigger payroll file read in pieces,
-then for a second run with a corrected file and a copy under another name."""
+"""One route for the ingest, whatever its executor: the tasks on this process's threads with the
+staging area in memory (the default for a submission up to ``STAGED_ABOVE_BYTES``) or on disk
+(``ingest_folder(..., cluster="local:N")``, and any submission above it), one task at a time or
+several: the lake's parts, byte for byte, and the ingest report (files, counts, rejects,
+replacements, the lake's digest) are the same, for a vendor mix with rejects and a bigger payroll
+file read in pieces, then for a second run with a corrected file and a copy under another name.
+(The Dask executor: tests/test_ingest_dask.py.)"""
 
 from __future__ import annotations
 
@@ -14,7 +16,6 @@ import pytest
 from tests.fixtures.compare import corrected, lake_files, same
 from transforms.ingest import ingest_folder
 from transforms.ingest import pipeline as pp
-from transforms.ingest.store import lake_files as lf
 from transforms.ingest.store import ordered
 from transforms.pii import HashKey
 from transforms.synthetic.generate import generate_submission
@@ -45,8 +46,8 @@ def same_report(a, b) -> None:
 
 
 @pytest.mark.parametrize(("route", "chunk"), [("local:1", None), ("local:2", None), ("local:1", 50)])
-def test_the_staged_route_in_this_process_writes_the_plain_routes_lake_and_report(submission, tmp_path, monkeypatch,
-                                                                                   route, chunk):
+def test_every_executor_of_this_process_writes_the_same_lake_and_report(submission, tmp_path, monkeypatch, route,
+                                                                      chunk):
     """``chunk``: a year's rows read back from the staged parts in slices of about that many rows
     (``store.ordered``: many slices, each key's rows in one) instead of one."""
     monkeypatch.setattr(pp, "PIECE_BYTES", PIECE)
@@ -55,39 +56,35 @@ def test_the_staged_route_in_this_process_writes_the_plain_routes_lake_and_repor
     monkeypatch.setenv("IMPCREDIT_FAILPOINT", "ingest_worker_always")  # a worker's fail point: not armed here
     assert (submission / "payroll" / "canonical.csv").stat().st_size > PIECE
     again = corrected(submission, tmp_path / "corrected")
-    hashing = lf.HASH_WRITES
     for src in (submission, again):
         plain = ingest_folder(src, tmp_path / "plain", KEY, now=NOW)
         local = ingest_folder(src, tmp_path / "local", KEY, now=NOW, cluster=route)
         same_report(plain, local)
         same(lake_files(tmp_path / "plain" / "lake"), lake_files(tmp_path / "local" / "lake"))
         assert not any((tmp_path / "local" / "lake" / "_staging").glob("*"))
-    assert lf.HASH_WRITES is hashing
     assert sum(r.rows_rejected for r in local.files) > 0 and local.replaced
     rules = set(local.rejects.get_column("rule").to_list())
     assert {"duplicate_row", "not_a_number"} <= {r.strip("'") for r in rules}
 
 
-def test_a_submission_over_the_threshold_goes_the_staged_route_by_itself(submission, tmp_path, monkeypatch):
-    """IMPCREDIT_STAGED_ABOVE_MB=0: every submission is over it, so ``ingest_folder`` with no cluster
-    takes the staged route (its staging area is made, then removed), and writes the plain route's lake."""
+def test_a_submission_over_the_threshold_keeps_its_staging_area_on_disk(submission, tmp_path, monkeypatch):
+    """IMPCREDIT_STAGED_ABOVE_MB=0: every submission is over it, so ``ingest_folder`` keeps the tasks'
+    staging area on disk (made, then removed) instead of in memory, and writes the same lake."""
     calls = []
-    from transforms.ingest import cluster as cl
-
-    real = cl.ingest_on_cluster
-    monkeypatch.setattr(cl, "ingest_on_cluster", lambda *a, **k: calls.append(a[6]) or real(*a, **k))
+    real = pp.ingest_on_cluster
+    monkeypatch.setattr(pp, "ingest_on_cluster", lambda *a, **k: calls.append((a[6], k["in_memory"])) or real(*a, **k))
     monkeypatch.setenv("IMPCREDIT_STAGED_ABOVE_MB", "1e9")
-    plain = ingest_folder(submission, tmp_path / "plain", KEY, now=NOW)
-    assert calls == []
+    memory = ingest_folder(submission, tmp_path / "memory", KEY, now=NOW)
+    assert calls == [("local:2", True)]  # two tasks at once by default
     monkeypatch.setenv("IMPCREDIT_STAGED_ABOVE_MB", "0")
-    staged = ingest_folder(submission, tmp_path / "staged", KEY, now=NOW)
-    assert calls == ["local:2"]  # two tasks at once by default
-    same_report(plain, staged)
-    same(lake_files(tmp_path / "plain" / "lake"), lake_files(tmp_path / "staged" / "lake"))
+    disk = ingest_folder(submission, tmp_path / "disk", KEY, now=NOW)
+    assert calls[-1] == ("local:2", False)
+    same_report(memory, disk)
+    same(lake_files(tmp_path / "memory" / "lake"), lake_files(tmp_path / "disk" / "lake"))
     monkeypatch.setenv("IMPCREDIT_STAGED_TASKS", "1")
     ingest_folder(submission, tmp_path / "one", KEY, now=NOW)
-    assert calls == ["local:2", "local:1"]
-    same(lake_files(tmp_path / "plain" / "lake"), lake_files(tmp_path / "one" / "lake"))
+    assert calls[-1] == ("local:1", False)
+    same(lake_files(tmp_path / "memory" / "lake"), lake_files(tmp_path / "one" / "lake"))
     for bad in ("0", "two"):
         monkeypatch.setenv("IMPCREDIT_STAGED_TASKS", bad)
         with pytest.raises(ValueError, match=f"IMPCREDIT_STAGED_TASKS='{bad}'"):

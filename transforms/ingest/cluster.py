@@ -48,12 +48,14 @@ from transforms import failpoints, storage
 from transforms.ingest import cluster_tasks as ct
 from transforms.ingest import commit
 from transforms.ingest.check import batches as bt
+from transforms.ingest.check import docs_offline
 from transforms.ingest.local_client import LOCAL, LocalClient
 from transforms.ingest.plan import plan_files
 from transforms.ingest.read import submission as sub
 from transforms.ingest.report import IngestReport
 from transforms.ingest.store import lake as lk
 from transforms.ingest.store import lake_check, lake_files
+from transforms.ingest.store import staged as sg
 from transforms.pii import HashKey
 from transforms.stages import start
 
@@ -130,27 +132,30 @@ def _remove_tree(loc) -> None:
 
 
 def ingest_on_cluster(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, engine: str, address: str,
-                      exclude: list[Path], key_loader=None, piece_bytes: int = 0, batch_bytes: int = 0) -> IngestReport:
-    """``pipeline.ingest_folder`` on the cluster at ``address`` (see the module's docstring);
-    ``piece_bytes`` and ``batch_bytes``: the sizes of ``pipeline``'s pieces and batches.
+                      exclude: list[Path], key_loader=None, piece_bytes: int = 0, batch_bytes: int = 0, *,
+                      docs_dir: Path | None = None, in_memory: bool = False) -> IngestReport:
+    """Ingest on the executor at ``address`` (see the module's docstring); ``piece_bytes`` and
+    ``batch_bytes``: the sizes of the pieces of a big file and of a batch of small ones.
 
-    ``address`` ``"local"`` (``local_client.LOCAL``), or ``"local:N"``: the same route on N
+    ``address`` ``"local"`` (``local_client.LOCAL``), or ``"local:N"``: the same tasks on N
     threads of this process (``local_client.LocalClient``; 2 by default), no Dask: the tasks get
-    ``key`` itself, the workers' fail points are not armed (they would end this process) and
-    ``lake_files.HASH_WRITES``, which the tasks set, is given back its value."""
+    ``key`` itself and the workers' fail points are not armed (they would end this process); with
+    ``in_memory``, the staging area is this process's memory (``staged.Memory``) instead of
+    ``<lake>/_staging``. ``docs_dir``: the gx engine's Data Docs (in this process only)."""
     local = is_local(address)
-    hashing = lake_files.HASH_WRITES
     if local:
         key_loader = functools.partial(_same_key, key)
-    stage = lake / STAGING / uuid.uuid4().hex[:12]
+    elif docs_dir is not None or in_memory:
+        raise ValueError("Data Docs and an in-memory staging area are for the executor of this process only")
+    stage = sg.Memory() if in_memory and local else lake / STAGING / uuid.uuid4().hex[:12]
     with client_for(address) as client:
         try:
             return _ingest(client, root, workdir, lake, key, now, engine, exclude, key_loader, stage,
-                           (piece_bytes, batch_bytes))
+                           (piece_bytes, batch_bytes), docs_dir)
         finally:
             _remove_tree(lake / STAGING)  # the whole area (one ingest at a time: the lock): no folder marker left
-            if local:
-                lake_files.HASH_WRITES = hashing
+            if sg.is_memory(stage):
+                stage.clear()
 
 
 def _same_key(key: HashKey) -> HashKey:
@@ -158,7 +163,7 @@ def _same_key(key: HashKey) -> HashKey:
 
 
 def _ingest(client, root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, engine: str,
-            exclude: list[Path], loader, stage: Path, sizes: tuple[int, int]) -> IngestReport:
+            exclude: list[Path], loader, stage, sizes: tuple[int, int], docs_dir: Path | None) -> IngestReport:
     n = max(1, len(client.scheduler_info().get("workers", {})))
     manifest = lk.load_manifest(lake)
     rels = lake_check.to_verify(lake, manifest)
@@ -179,14 +184,21 @@ def _ingest(client, root: Path, workdir: Path, lake: Path, key: HashKey, now: da
     known = manifest["files"]
     plan = plan_files(root, exclude, known, digests=digests)
     validating = start("validate")
-    mapped = _map(client, plan, key, now, engine, stage, n, loader, *sizes)
+    mapped = _map(client, plan, key, now, engine, stage, n, loader, *sizes, docs_dir=docs_dir)
+    if docs_dir is not None:
+        docs_offline.offline(docs_dir)  # pages that open with no network
     plan.todo = [m.work for m in mapped]
     works = plan.todo
     replaced, sums = _supersede(client, lake, known, works)
     reduced = _reduce(client, lake, stage, mapped)
+    if sg.is_memory(stage):
+        stage.drop("map/payroll/")
     run_shas = {w.sha for w in works}
     run_tag = hashlib.sha256("\n".join(sorted(run_shas)).encode()).hexdigest()
     parts_of, other = _write(client, lake, stage, mapped, reduced, works, run_tag, key, loader, sums)
+    if sg.is_memory(stage):
+        stage.drop("map/")
+        stage.drop("accepted/")
     replaced += other.replaced
     for r in replaced:
         if r["replaced_sha256"] in known:
@@ -195,11 +207,11 @@ def _ingest(client, root: Path, workdir: Path, lake: Path, key: HashKey, now: da
     qparts, named = _finish(client, lake, stage, mapped, [*reduced, other], ids, key, loader, plan.paths, sums)
     plan.todo = [m.work for m in mapped]
     return commit.commit(lake, manifest, plan, parts_of, qparts, n_accepted, named, replaced, validating, workdir,
-                         None, sums)
+                         docs_dir, sums)
 
 
-def _map(client, plan, key: HashKey, now: datetime, engine: str, stage: Path, n: int, loader, piece_bytes: int,
-         batch_bytes: int) -> list[ct.Mapped]:
+def _map(client, plan, key: HashKey, now: datetime, engine: str, stage, n: int, loader, piece_bytes: int,
+         batch_bytes: int, *, docs_dir: Path | None = None) -> list[ct.Mapped]:
     """Every new file read, staged and validated on the workers, as ``pipeline._validate_files``
     groups them (big files in pieces, small ones in batches, the others one by one)."""
     todo, paths, sizes = plan.todo, plan.paths, plan.sizes
@@ -217,7 +229,7 @@ def _map(client, plan, key: HashKey, now: datetime, engine: str, stage: Path, n:
     fail = os.environ.get("IMPCREDIT_FAILPOINT")
     fail = fail if fail in failpoints.WORKER_POINTS and not isinstance(client, LocalClient) else None
     jobs = [ct.MapJob(kind, ws, {w.index: paths[w.index] for w in ws}, {w.index: sizes[w.index] for w in ws}, now, engine,
-                      key.key_id, loader, stage, buckets, piece_bytes, fail if i == 0 else None)
+                      key.key_id, loader, stage, buckets, piece_bytes, fail if i == 0 else None, docs_dir)
             for i, (kind, ws) in enumerate(sorted(groups, key=lambda g: g[1][0].index))]
     done = _gather(client, [client.submit(ct.map_job, j, pure=False) for j in jobs], "the files' validation")
     return sorted((m for ms in done for m in ms), key=lambda m: m.work.index)

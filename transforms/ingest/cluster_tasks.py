@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms import failpoints, schema, storage
+from transforms import failpoints, schema
 from transforms.ingest.check import batches as bt
 from transforms.ingest.check import cross_rows as xrows
 from transforms.ingest.check import earlier_rows
@@ -94,6 +94,7 @@ class MapJob:
     buckets: int  # employer partitions of payroll
     piece_bytes: int
     failpoint: str | None = None
+    docs_dir: Path | None = None  # Data Docs of the gx engine (in-process only: written on one machine)
 
 
 @dataclass
@@ -117,7 +118,7 @@ def map_job(job: MapJob) -> list[Mapped]:
     elif job.kind == "batch":
         rest = bt.validate_batch(job.works, job.paths, key, job.now)
     for w in rest:
-        fl.read_and_validate(w, job.paths[w.index], key, job.now, None, job.engine)
+        fl.read_and_validate(w, job.paths[w.index], key, job.now, job.docs_dir, job.engine)
     return [_stage_work(w, job) for w in job.works]
 
 
@@ -137,12 +138,17 @@ def _stage_work(w: FileWork, job: MapJob) -> Mapped:
             sg.put(part.drop("__bucket"), job.stage / rel)
             out.staged[int(b)] = rel
     if w.quarantine:
-        q = pl.DataFrame(w.quarantine, schema=QUARANTINE_ROWS)
-        lk.write_parquet_atomic(q, job.stage / f"quarantine/f{w.index}.parquet")
+        sg.put(pl.DataFrame(w.quarantine, schema=QUARANTINE_ROWS), job.stage / f"quarantine/f{w.index}.parquet")
         out.quarantined = True
     w.passed, w.quarantine = [], []
-    lake_files.take_sums(job.stage)
+    _forget(job.stage)
     return out
+
+
+def _forget(stage) -> None:
+    """The staging area's files out of the record of what was written (they never reach the lake)."""
+    if not sg.is_memory(stage):
+        lake_files.take_sums(stage)
 
 
 # --- reduce: the run-level rules per employer partition ---------------------------------------------
@@ -218,6 +224,9 @@ def reduce_payroll(job: ReduceJob) -> Reduced:
     rows and code lines to the staging area."""
     out = Reduced()
     rows = _read_staged(job.stage, job.staged)
+    if sg.is_memory(job.stage):  # read by this task alone: let go of them
+        for rel in job.staged:
+            (job.stage / rel).delete()
     xr = xrows.cross_row_rejects("payroll", rows.drop(POS))
     out.hits.append(("payroll:xr", pp.cross_row_hits(xr, rows)))
     rows = _keep(rows, xr) if xr.height else rows
@@ -252,7 +261,7 @@ def reduce_payroll(job: ReduceJob) -> Reduced:
             out.staged[dataset][y] = rel
             out.years[dataset][y] = part.select(POS).row(0)
         del by_year
-    lake_files.take_sums(job.stage)
+    _forget(job.stage)
     return out
 
 
@@ -271,7 +280,6 @@ class WriteJob:
 def write_year(job: WriteJob) -> tuple[dict[str, list[str]], dict[str, str | None]]:
     """One partition (a year) of payroll or its code lines: every reduce's accepted rows of the
     year, in the single-process route's order, written as its one part of this run."""
-    lake_files.HASH_WRITES = True
     parts = {s: [rel] for s, rel in lk.write_run_part(job.lake, job.dataset, job.year, _merged(job), job.run_tag,
                                                          file_sha=lk.file_shas(job.index, job.shas)).items()}
     return parts, _wrote(job.lake)
@@ -287,7 +295,6 @@ def _merged(job: WriteJob) -> pl.LazyFrame:
 def supersede(lake: Path, files: dict, new: dict[str, dict[str, str]]) -> tuple[list[dict], dict[str, str | None]]:
     """``lake.supersede`` of each dataset replaced whole by a new version at its path (one task:
     one writer of the note of parts being rewritten)."""
-    lake_files.HASH_WRITES = True
     records: list[dict] = []
     for dataset in lk.BY_PATH:
         if new.get(dataset):
@@ -315,7 +322,6 @@ def other_datasets(job: OtherJob) -> Reduced:
     """``pipeline._accept`` and ``_store`` for every dataset but payroll: exact copies and
     conflicting keys, roster employee ids that are ssns of the payroll (this run's and the
     lake's), the replacement by key of earlier rows, this run's parts."""
-    lake_files.HASH_WRITES = True
     out = Reduced()
     accepted: dict[str, pl.DataFrame] = {}
     for dataset in schema.STAGED:
@@ -366,10 +372,9 @@ def finish_file(job: FinishJob) -> tuple[FileWork, str | None, dict[str, set[str
     """The cross-row rejects of a file quoted from its cells (the file read again, as
     ``pipeline._cross_row_records`` does) and its quarantine part written; returns its
     ``FileWork`` (rejects added), the part, the ids its quarantined rows name, what it wrote."""
-    lake_files.HASH_WRITES = True
     w = job.work
     if job.quarantined:
-        w.quarantine = storage.read_parquet(job.stage / f"quarantine/f{w.index}.parquet").to_dicts()
+        w.quarantine = sg.get(job.stage / f"quarantine/f{w.index}.parquet").to_dicts()
     calls = [c for c in job.calls if c.height]
     if calls:
         key = worker_key(job.loader, job.key_id)

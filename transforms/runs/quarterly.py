@@ -385,5 +385,8 @@ def merge_results(parts: list[CreditResult]) -> CreditResult:
 
     emp = pl.concat([p.employees for p in parts], how="diagonal_relaxed")
     apps = pl.concat([p.applications for p in parts], how="diagonal_relaxed").sort("received_at", "application_id")
+    recon = cat("reconciliation")
     return CreditResult(emp, apps, year, cat("members"), sum(p.waiting for p in parts), cat("claims"),
-                        cat("group_members"))
+                        cat("group_members"), None if recon is None else recon.sort(
+                            "application_id", "roster_employer_id", "employee_id", "figure"),
+                        max(p.reconcile_s for p in parts))

@@ -30,10 +30,11 @@ def _tmp(path: Path) -> Path:
 # every path written since its lake last recorded checksums (``lake_check.refresh`` takes them)
 WRITTEN: set[Path] = set()
 _WRITTEN_LOCK = threading.RLock()
-# on a Dask worker (``ingest.cluster``): the sha256 of each part as written, taken from the local
-# file before it is renamed or uploaded, so the driver records checksums without reading parts
-HASH_WRITES = False
+# the sha256 of each lake part as written, taken from the local file before it is renamed or
+# uploaded (by whichever process or worker wrote it), so the manifest records checksums without
+# reading parts back; the staging area's rows (``SCRATCH``) are not hashed: they never reach the lake
 SUMS: dict[Path, str] = {}
+SCRATCH = "_staging"
 INTENT = "_rewriting.json"  # listed parts an ingest is about to rewrite or delete (until its manifest is saved)
 
 
@@ -63,7 +64,7 @@ def _atomic(path: Path):
 
 
 def _hash(tmp: Path, path: Path) -> None:
-    if HASH_WRITES:
+    if SCRATCH not in str(path):
         h = hashlib.sha256()
         with open(tmp, "rb") as fh:
             while chunk := fh.read(1 << 20):
@@ -74,7 +75,7 @@ def _hash(tmp: Path, path: Path) -> None:
 
 def take_sums(lake: Path) -> dict[str, str | None]:
     """The parts of ``lake`` written since the last call (relative paths) with their sha256 as
-    written (``HASH_WRITES``; None when not hashed), forgotten."""
+    written (None for the staging area's files, never hashed), forgotten."""
     root = lake.resolve()
     with _WRITTEN_LOCK:
         mine = {p for p in WRITTEN if root in p.parents}

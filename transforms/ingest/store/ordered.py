@@ -55,10 +55,13 @@ class _Part:
 
     def __init__(self, path) -> None:
         self.path = path
-        self.file = pa.OSFile(str(path)) if str(path).endswith(".arrow") else None
+        self.frame = sg.get(path) if sg.is_memory(path) else None  # a part in memory: sliced as it is
+        self.file = pa.OSFile(str(path)) if self.frame is None and str(path).endswith(".arrow") else None
         self.reader = pa.ipc.open_file(self.file) if self.file is not None else None
 
     def rows(self, offset: int, rows: int) -> pl.DataFrame:
+        if self.frame is not None:
+            return self.frame.slice(offset, rows)
         if self.reader is None:
             return sg.get(self.path, lazy=True).slice(offset, rows).collect()
         size = IPC_BATCH_ROWS
