@@ -9,6 +9,7 @@ triggered with `prefect deployment run`. Real processes, no mocks; one server fo
   writes; its flow run is named by the run id and tagged;
 - the docs' quarterly example (`--param quarter=2`, a year the submission has no request for)
   COMPLETES, and its logs and artifact say so, naming the year and what the submission holds;
+  an annual run of a year without application FAILS, as it did;
 - serve.py refuses to serve over the worker's deployments (which keep their pull step), and the
   deployments freeze no input or workdir.
 """
@@ -205,6 +206,12 @@ def test_a_quarterly_run_without_request_completes_and_says_so(server, keyed):
     assert artifact["key"] == f"quarterly-{year}-q2"
     assert said in artifact["data"] and holds in artifact["data"]
     assert (keyed / "quarterly" / f"{year}-Q2" / "estimates.csv").read_text().count("\n") == 1  # the header only
+
+
+def test_an_annual_run_without_application_fails(server, keyed):
+    run = server.run(ANNUAL, "tax_year=2022", "as_of=2023-07-01")
+    assert run["state"]["type"] == "FAILED", run["state"]
+    assert "no application for tax year 2022" in run["state"]["message"], run["state"]["message"]
 
 
 def test_serve_refuses_the_worker_deployments_which_freeze_nothing(server):
