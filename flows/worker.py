@@ -9,7 +9,7 @@ It is ``prefect worker start`` (the same options) with two differences:
   non-interactive shell (``cmd &`` in a script) inherits SIGINT *ignored*, so that SIGINT does
   nothing and only a second SIGTERM (forwarded as SIGKILL) ends it. Here SIGINT gets Python's
   default handler back before Prefect's CLI starts, so the first SIGTERM stops the worker as
-  Ctrl-C does (it stops polling; a flow run it started keeps running to its end);
+  Ctrl-C does (and, as with Ctrl-C, the flow runs it started stop with it: stop it between runs);
 - it refuses to start while the deployments ``flows/serve.py`` serves are active (their
   schedules would run twice: docs/scheduling.md).
 
