@@ -18,12 +18,33 @@ WORKERS_HELP = ("Start a local Dask cluster of N worker processes (a thread each
                 "and the credit computation on it (as --dask-address does).")
 
 
+def quiet() -> None:
+    """No telemetry from a Prefect process the project starts (an offline machine logs every failed
+    send): the client's (``DO_NOT_TRACK``) and the server's (``prefect.toml`` at the repository's
+    root says the same for a ``prefect server start`` run there)."""
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+
+
+_DEFAULTED: set[str] = set()  # the settings configure() chose (none was set)
+
+
+def for_deployment() -> None:
+    """A deployment's processes (the serving process, the worker, the flow runs they start) log at
+    INFO in Prefect: a flow run's logs are what its operator reads (the CLI keeps Prefect at
+    WARNING and prints its own lines). Before Prefect is imported; an operator's
+    ``PREFECT_LOGGING_LEVEL`` stands."""
+    if "PREFECT_LOGGING_LEVEL" in _DEFAULTED:
+        os.environ["PREFECT_LOGGING_LEVEL"] = "INFO"
+
+
 def configure() -> None:
     os.environ.setdefault("PREFECT_HOME", str(REPO_ROOT / "data" / ".prefect"))
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
-    os.environ.setdefault("DO_NOT_TRACK", "1")
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+    quiet()
+    if "PREFECT_LOGGING_LEVEL" not in os.environ:  # the CLI prints its own lines: Prefect's quiet
+        os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
+        _DEFAULTED.add("PREFECT_LOGGING_LEVEL")
     os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
     logging.getLogger("great_expectations").setLevel(logging.WARNING)
 
@@ -90,6 +111,22 @@ def hash_key():
     if len(key) < 32:
         raise KeyError_("the ssn hash key must be at least 32 characters long")
     return HashKey(key, f"block:{block}")
+
+
+DEMO_KEY_REFUSED = ("no ssn hash key: a deployment refuses the built-in demo key; set IMPCREDIT_HMAC_KEY_FILE to a file "
+                    "holding the key (at least 32 characters, outside the repository) in the environment of the worker "
+                    "or the serving process")
+
+
+def require_real_key() -> None:
+    """A deployment (served, or run by a worker) hashes ssns with a real key, never the built-in
+    demo key: the key is loaded (and dropped: the staging task reads it again where it is used) to
+    see where it comes from. ``KeyError_``: the demo key (``DEMO_KEY_REFUSED``), or a key file that
+    cannot be read or is too short."""
+    from transforms.pii import KeyError_
+
+    if hash_key().is_demo:
+        raise KeyError_(DEMO_KEY_REFUSED)
 
 
 def outputs_markdown(title: str, summary, lines: list[str]) -> str:

@@ -81,11 +81,15 @@ def quarterly_flow(
             kind="quarterly", run_id=run_id, tax_year=tax_year, quarter=quarter, as_of=as_of, params=params,
             settings=settings, workdir=workdir, out_dir=out_dir, staged=staged, result=result, started_at=started_at,
         ))
+    if summary.no_request_line:  # completed, and says so (spec section 9): in the logs and the artifact
+        logger.warning("quarterly run %s: %s", run_id, summary.no_request_line)
     logger.info("quarterly run %s: %s", run_id, summary.cap_line)
+    lines = [f"cap pressure: {summary.cap_line}"]
     create_markdown_artifact(
         key=f"quarterly-{tax_year}-q{quarter}",
         markdown=_env.outputs_markdown(f"Quarterly estimate, tax year {tax_year} Q{quarter} (as of {as_of})", summary,
-                                       [f"cap pressure: {summary.cap_line}"]),
-        description=f"Quarterly estimate {tax_year} Q{quarter}",
+                                       [f"**{summary.no_request_line}**", *lines] if summary.no_request_line else lines),
+        description=f"Quarterly estimate {tax_year} Q{quarter}" + (
+            f": no request of tax year {tax_year}" if summary.no_request_line else ""),
     )
     return summary

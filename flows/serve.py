@@ -1,15 +1,25 @@
-"""Scheduled deployments of the annual run and the quarterly estimates (``python flows/serve.py``).
+"""Scheduled deployments of the annual run and the quarterly estimates (docs/scheduling.md).
 
-Needs a Prefect API server (``prefect server start``; see docs/scheduling.md). The schedules:
+Needs a Prefect API server (``prefect server start``). The schedules:
 - annual: July 1, 06:00 New York time, tax year = previous calendar year, as-of = the run date;
 - quarterly estimates: on the NJ estimated-payment dates April 15, June 15, September 15 and
   December 15, 06:00; the quarter is the latest one that has ended by the run date (Apr 15 -> Q1,
   Jun 15 -> Q1, Sep 15 -> Q2, Dec 15 -> Q3), so only observed data is projected.
-Input and workdir come from the environment of the serving process:
-IMPCREDIT_INPUT (submission folder), IMPCREDIT_WORKDIR (default data/work: the ledger, local),
+
+Two ways to run them, never both (``active_elsewhere``): a worker of the ``impcredit`` work pool
+runs the deployments ``prefect.yaml`` registers (``annual``, ``quarterly-estimates``;
+``python -m flows.worker``), or this module serves its own (``annual-served``,
+``quarterly-estimates-served``; ``python flows/serve.py``). Distinct names: neither overwrites
+the other's deployments.
+
+Every run reads its settings when it starts, from the environment of the process that runs it
+(the worker, or the serving process), never from the deployment: IMPCREDIT_INPUT (the
+submission folder, required), IMPCREDIT_WORKDIR (default data/work: the ledger, local),
 IMPCREDIT_LAKE (optional: the lake's place, a local folder or s3://bucket/prefix), IMPCREDIT_OUT
 (default data/out; the annual run's may be s3://bucket/prefix), IMPCREDIT_DASK_ADDRESS (optional:
-the annual run's ingest on that cluster's workers, the quarterly fan-out).
+the annual run's ingest on that cluster's workers, the quarterly fan-out), and the ssn hash key
+(IMPCREDIT_HMAC_KEY_FILE, IMPCREDIT_HMAC_KEY or IMPCREDIT_HMAC_KEY_BLOCK): a deployment refuses
+the built-in demo key. A setting missing or wrong fails the run with one line saying what to set.
 """
 
 from __future__ import annotations
@@ -24,18 +34,29 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 
 from flows import _env  # noqa: E402, I001  (before prefect: sets PREFECT_HOME)
 
-from prefect import flow  # noqa: E402
+_env.for_deployment()  # before prefect: its runs log at INFO
+
+from prefect import flow, get_run_logger  # noqa: E402
 from prefect.schedules import Cron  # noqa: E402
+from prefect.states import Failed  # noqa: E402
 
 TIMEZONE = "America/New_York"
 ANNUAL_CRON = "0 6 1 7 *"
 QUARTERLY_CRON = "0 6 15 4,6,9,12 *"
+# flow name -> the deployment prefect.yaml registers for a worker; this module serves "<name>-served"
+DEPLOYMENTS = {"impcredit-scheduled-annual": "annual", "impcredit-scheduled-quarterly": "quarterly-estimates"}
+SERVED = "-served"
+
+
+class SetupError(RuntimeError):
+    """The environment of a deployment's run is incomplete or wrong: the run fails with this line."""
 
 
 def _paths() -> tuple[Path, Path, object]:
     """The input, the workdir (local: the ledger) and the outputs' root (a local folder or
-    s3://bucket/prefix); the lake where ``IMPCREDIT_LAKE`` (or ``lake`` in impcredit.toml) says,
-    checked (and recorded in the workdir) before the flow starts."""
+    s3://bucket/prefix), read from the environment when the run starts; the lake where
+    ``IMPCREDIT_LAKE`` (or ``lake`` in impcredit.toml) says, checked (and recorded in the
+    workdir) before the flow starts."""
     from transforms import storage
     from transforms.deployment import deployment
     from transforms.ingest.store.location import use_lake
@@ -43,8 +64,11 @@ def _paths() -> tuple[Path, Path, object]:
 
     inp = os.environ.get("IMPCREDIT_INPUT")
     if not inp:
-        raise ValueError("set IMPCREDIT_INPUT to the submission folder for scheduled runs")
-    workdir = Path(os.environ.get("IMPCREDIT_WORKDIR", _env.REPO_ROOT / "data" / "work")).resolve()
+        raise SetupError("IMPCREDIT_INPUT is not set: set it to the submission folder in the environment of the worker "
+                         "or the serving process (docs/scheduling.md)")
+    if not Path(inp).is_dir():
+        raise SetupError(f"IMPCREDIT_INPUT={inp} is not a folder: set it to the submission folder")
+    workdir = Path(os.environ.get("IMPCREDIT_WORKDIR") or _env.REPO_ROOT / "data" / "work").resolve()
     lake = deployment().lake
     if lake:
         probe(use_lake(workdir, lake, record=False), what="lake")
@@ -52,6 +76,26 @@ def _paths() -> tuple[Path, Path, object]:
     out = storage.location(os.environ.get("IMPCREDIT_OUT") or _env.REPO_ROOT / "data" / "out")
     probe(out, what="IMPCREDIT_OUT")
     return Path(inp).resolve(), workdir, out if storage.is_remote(out) else Path(out).resolve()
+
+
+def _setup() -> tuple[Path, Path, object]:
+    """What a run needs before it reads anything: a real ssn hash key, then ``_paths``."""
+    _env.require_real_key()
+    return _paths()
+
+
+def _refused(exc: BaseException):
+    """The run's end when its environment is wrong: FAILED, with the one line in its logs and as
+    the state's message (no traceback: nothing is wrong with the code)."""
+    get_run_logger().error(str(exc))
+    return Failed(message=str(exc))
+
+
+def _setup_errors() -> tuple[type[BaseException], ...]:
+    from transforms.pii import KeyError_
+    from transforms.storage import StorageError
+
+    return SetupError, KeyError_, StorageError
 
 
 def _out(root, *parts: str):
@@ -64,57 +108,147 @@ def _out(root, *parts: str):
     return str(loc) if storage.is_remote(loc) else loc
 
 
-@flow(name="impcredit-scheduled-annual")
-def scheduled_annual(tax_year: int | None = None, as_of: str | None = None):
+def _annual_when(tax_year: int | None, as_of: dt.date | None) -> tuple[int, dt.date]:
+    """The tax year and as-of date of an annual run: the previous year, as of the run's day."""
+    day = as_of or dt.date.today()
+    return tax_year or day.year - 1, day
+
+
+def _quarter_when(tax_year: int | None, quarter: int | None, as_of: dt.date | None) -> tuple[int, int, dt.date]:
+    """The tax year, quarter and as-of date of a quarterly run: the latest quarter ended by the run's day."""
+    from transforms.runs.quarterly import latest_completed_quarter
+
+    day = as_of or dt.date.today()
+    auto_year, auto_q = latest_completed_quarter(day)
+    return tax_year or auto_year, quarter or auto_q, day
+
+
+def _run_name(kind: str):
+    """The name of a parent flow run before its run id is known (``annual-2023-as-of-2024-07-01``,
+    ``quarterly-2026-q2-as-of-2026-06-15``): Prefect's ``flow_run_name``, from the run's parameters."""
+
+    def name() -> str:
+        from prefect.runtime import flow_run
+
+        p = dict(flow_run.parameters or {})
+        try:
+            as_of = dt.date.fromisoformat(str(p["as_of"])) if p.get("as_of") else None
+            if kind == "annual":
+                year, day = _annual_when(p.get("tax_year"), as_of)
+                return f"annual-{year}-as-of-{day}"
+            year, q, day = _quarter_when(p.get("tax_year"), p.get("quarter"), as_of)
+            return f"quarterly-{year}-q{q}-as-of-{day}"
+        except (TypeError, ValueError):  # a bad parameter fails the run itself, with Prefect's message
+            return f"{kind}-scheduled"
+
+    return name
+
+
+@flow(name="impcredit-scheduled-annual", flow_run_name=_run_name("annual"))
+def scheduled_annual(tax_year: int | None = None, as_of: dt.date | None = None):
+    """The annual run of a deployment; its flow run is named by the run id once the inputs are
+    hashed, tagged ``impcredit``, ``annual``, ``tax-year-<Y>``."""
     from flows.annual import annual_flow
     from transforms.reference.parameters import load_parameters
     from transforms.settings import Settings
 
-    inp, workdir, out = _paths()
-    day = dt.date.fromisoformat(as_of) if as_of else dt.date.today()
-    year = tax_year or day.year - 1
-    return annual_flow(input_dir=inp, tax_year=year, as_of=day, out_dir=_out(out, "annual", str(year)), workdir=workdir,
-                       params=load_parameters(), settings=Settings(), wait_seconds=600,
-                       dask_address=os.environ.get("IMPCREDIT_DASK_ADDRESS") or None)
+    year, day = _annual_when(tax_year, as_of)
+    _env.name_flow_run(f"annual-{year}-as-of-{day}")  # the tags, at once
+    try:
+        inp, workdir, out = _setup()
+    except _setup_errors() as exc:
+        return _refused(exc)
+    summary = annual_flow(input_dir=inp, tax_year=year, as_of=day, out_dir=_out(out, "annual", str(year)),
+                          workdir=workdir, params=load_parameters(), settings=Settings(), wait_seconds=600,
+                          dask_address=os.environ.get("IMPCREDIT_DASK_ADDRESS") or None)
+    _env.name_flow_run(summary.run_id)
+    get_run_logger().info("run %s: %d applications, awarded %.2f by this run; outputs %s", summary.run_id,
+                          summary.applications, summary.awarded_now, summary.out_dir)
+    return summary
 
 
-@flow(name="impcredit-scheduled-quarterly")
-def scheduled_quarterly(tax_year: int | None = None, quarter: int | None = None, as_of: str | None = None,
+@flow(name="impcredit-scheduled-quarterly", flow_run_name=_run_name("quarterly"))
+def scheduled_quarterly(tax_year: int | None = None, quarter: int | None = None, as_of: dt.date | None = None,
                         batches: int = 1):
+    """The quarterly estimates of a deployment (named and tagged as the annual run)."""
     from flows.fanout import with_task_runner
     from flows.quarterly import quarterly_flow
     from transforms.reference.parameters import load_parameters
-    from transforms.runs.quarterly import latest_completed_quarter
     from transforms.settings import Settings
 
-    inp, workdir, out = _paths()
-    if not isinstance(out, Path):
-        raise ValueError(f"IMPCREDIT_OUT is {out}: the quarterly estimates are written to a local folder (only the "
-                         "annual run publishes to an object store); serve them with a local IMPCREDIT_OUT")
-    day = dt.date.fromisoformat(as_of) if as_of else dt.date.today()
-    auto_year, auto_q = latest_completed_quarter(day)
-    year, q = tax_year or auto_year, quarter or auto_q
-    return with_task_runner(quarterly_flow, None)(
+    year, q, day = _quarter_when(tax_year, quarter, as_of)
+    _env.name_flow_run(f"quarterly-{year}-q{q}-as-of-{day}")
+    try:
+        inp, workdir, out = _setup()
+        if not isinstance(out, Path):
+            raise SetupError(f"IMPCREDIT_OUT is {out}: the quarterly estimates are written to a local folder (only "
+                             "the annual run publishes to an object store); run them with a local IMPCREDIT_OUT")
+    except _setup_errors() as exc:
+        return _refused(exc)
+    summary = with_task_runner(quarterly_flow, None)(
         input_dir=inp, tax_year=year, quarter=q, as_of=day, out_dir=out / "quarterly" / f"{year}-Q{q}",
         workdir=workdir, params=load_parameters(), settings=Settings(), batches=batches,
         wait_seconds=600,
     )
+    _env.name_flow_run(summary.run_id)
+    if summary.no_request_line:  # completed, and says so (spec section 9)
+        get_run_logger().warning("run %s: %s", summary.run_id, summary.no_request_line)
+    else:
+        get_run_logger().info("run %s: %s", summary.run_id, summary.cap_line)
+    return summary
 
 
 def deployments():
+    """The deployments this module serves: ``prefect.yaml``'s names with ``-served`` (never theirs)."""
     return [
         scheduled_annual.to_deployment(
-            name="annual", schedules=[Cron(ANNUAL_CRON, timezone=TIMEZONE)], tags=["impcredit"],
-            description="Annual run: previous tax year, as of July 1.",
+            name=DEPLOYMENTS[scheduled_annual.name] + SERVED, schedules=[Cron(ANNUAL_CRON, timezone=TIMEZONE)],
+            tags=["impcredit"], description="Annual run: previous tax year, as of July 1 (served by flows/serve.py).",
         ),
         scheduled_quarterly.to_deployment(
-            name="quarterly-estimates", schedules=[Cron(QUARTERLY_CRON, timezone=TIMEZONE)], tags=["impcredit"],
-            description="Quarterly estimates on the NJ installment dates (Apr 15, Jun 15, Sep 15, Dec 15).",
+            name=DEPLOYMENTS[scheduled_quarterly.name] + SERVED, schedules=[Cron(QUARTERLY_CRON, timezone=TIMEZONE)],
+            tags=["impcredit"],
+            description="Quarterly estimates on the NJ installment dates (Apr 15, Jun 15, Sep 15, Dec 15; served by "
+                        "flows/serve.py).",
         ),
     ]
 
 
+def active_elsewhere(starting: str) -> str | None:
+    """Why ``starting`` (``serve`` or ``worker``) must not start: the other way's deployments of
+    these flows exist and are not paused, so their schedules would run twice. None when clear.
+    (Serving pauses its deployments when it stops; delete the others with ``prefect deployment
+    delete``.)"""
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import ObjectNotFound
+
+    suffix = "" if starting == "serve" else SERVED
+    active = []
+    with get_client(sync_client=True) as client:
+        for flow_name, name in DEPLOYMENTS.items():
+            try:
+                dep = client.read_deployment_by_name(f"{flow_name}/{name}{suffix}")
+            except ObjectNotFound:
+                continue
+            if not dep.paused:
+                active.append(f"{flow_name}/{name}{suffix}")
+    if not active:
+        return None
+    names = ", ".join(active)
+    if starting == "serve":
+        return (f"not started: the deployments {names} of prefect.yaml are active (a worker of the work pool runs "
+                f"them) and their schedules would run twice; run the worker instead, or delete them first: "
+                + "; ".join(f".venv/bin/prefect deployment delete {n}" for n in active))
+    return (f"not started: the deployments {names} served by flows/serve.py are active and their schedules would "
+            "run twice; stop the serving process first (it pauses them), or delete them: "
+            + "; ".join(f".venv/bin/prefect deployment delete {n}" for n in active))
+
+
 if __name__ == "__main__":
+    clash = active_elsewhere("serve")
+    if clash:
+        print(clash, file=sys.stderr)
+        sys.exit(2)
     from prefect import serve
 
     serve(*deployments())

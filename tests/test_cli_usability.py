@@ -104,6 +104,8 @@ def test_quarterly_and_variance_in_every_sequence(prefect_harness, sub, tmp_path
             "--workdir", w, "--out", tmp_path / "q0")
     assert r.exit_code == 0 and "completed" in r.flat
     assert "none: no estimate request or application" in r.flat
+    said = r.output.replace("│", " ")  # the panel's cells wrap
+    assert "the submission holds applications of tax year 2023" in " ".join(said.split())  # what it does hold
     assert (tmp_path / "q0" / "estimates.csv").read_text().count("\n") == 1  # the header only
     # Q2 with the tax year's applications received: cap pressure against the year they are approved in
     r = cli("quarterly", "--input", sub, "--tax-year", "2023", "--quarter", "2", "--as-of", "2024-07-01",

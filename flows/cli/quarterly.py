@@ -16,7 +16,7 @@ def _print_quarterly(s) -> None:
         ("Run", common.Whole(s.run_id)),
         ("Tax year / quarter", f"{s.tax_year} Q{s.quarter} (data through {s.quarter_end}, as of {s.as_of})"),
         ("Requests estimated", f"{s.applications:,}  " + ", ".join(f"{k} {v}" for k, v in s.statuses.items())
-         if s.applications else f"none: no estimate request or application of tax year {s.tax_year} received by {s.as_of}"),
+         if s.applications else f"none: {s.no_request_line}"),
         ("Employee-years (eligible)", f"{s.employee_years:,} ({s.eligible_employee_years:,})"),
         ("Projected credits", f"${s.projected_total:,.2f}"),
         ("Cap pressure", s.cap_line),

@@ -263,6 +263,22 @@ def received_after(staged: StagedInputs, tax_year: int, as_of: dt.date) -> int:
         (pl.col("tax_year") == tax_year) & (pl.col("received_date") > as_of)).select(pl.len()).collect().item()
 
 
+def holdings(staged: StagedInputs, as_of: dt.date) -> str:
+    """What the submission holds, by kind and tax year (``applications of tax year 2023: 5;
+    estimate requests of tax year 2023: 1 (1 received after 2023-02-15)``): the line of a
+    quarterly run that has no request of its tax year."""
+    parts = []
+    for name, what in (("applications", "applications"), ("estimate_requests", "estimate requests")):
+        frame = staged.frames.get(name)
+        if frame is None:
+            continue
+        years = frame.lazy().group_by("tax_year").agg(pl.len().alias("n"), (pl.col("received_date") > as_of).sum()
+                                                      .alias("late")).sort("tax_year").collect()
+        parts += [f"{what} of tax year {y}: {n:,}" + (f" ({late:,} received after {as_of})" if late else "")
+                  for y, n, late in years.iter_rows()]
+    return "; ".join(parts) or "no application and no estimate request"
+
+
 def first_tax_year(params: Parameters) -> int:
     """The first tax year of the credit (program.first_tax_year, an open-ended constant)."""
     return int(params.value("program.first_tax_year", dt.date(9999, 12, 31)))

@@ -26,6 +26,7 @@ from transforms.rules import engine as cr
 from transforms.rules.engine import CreditInputs, CreditResult
 from transforms.rules.rounding import round2
 from transforms.runs import annual as steps
+from transforms.runs.inputs import holdings
 from transforms.runs.record import summary_json
 from transforms.settings import Settings
 
@@ -136,12 +137,20 @@ class QuarterlySummary:
     out_dir: str = ""
     workdir: str = ""
     key_source: str = ""
+    holds: str = ""  # what the submission holds (``inputs.holdings``): said when no request was estimated
 
     def to_dict(self) -> dict:
         d = dict(self.__dict__)
         d["as_of"] = self.as_of.isoformat()
         d["quarter_end"] = self.quarter_end.isoformat()
         return d
+
+    @property
+    def no_request_line(self) -> str | None:
+        """Spec section 9, "a quarterly run with no request completes and says so": the line, or None."""
+        return None if self.applications else (
+            f"no estimate request or application of tax year {self.tax_year} received by {self.as_of}: nothing to "
+            f"estimate (the submission holds {self.holds or 'nothing'})")
 
     @property
     def cap_line(self) -> str:
@@ -210,7 +219,7 @@ def run_quarterly(ctx: steps.RunContext) -> QuarterlySummary:
                 rejected_rows=staged.rejected_rows,
                 statuses=statuses, key_source=staged.key_source,
                 received_after_as_of=steps.received_after(staged, tax_year, as_of),
-                requests=emp_est.height,
+                requests=emp_est.height, holds="" if emp_est.height else holdings(staged, as_of),
             )
             manifest = _manifest(summary, params, settings, staged)
             write_json(manifest, staging.path("manifest.json"))
