@@ -53,6 +53,27 @@ configure()
 
 
 KEY_BLOCK_ENV = "IMPCREDIT_HMAC_KEY_BLOCK"
+WORKER_WAIT_ENV = "IMPCREDIT_WORKER_WAIT_S"
+
+
+def worker_wait_s() -> float:
+    """How long a run on a Dask cluster waits with no task finished while the cluster loses its
+    workers (``IMPCREDIT_WORKER_WAIT_S``, seconds; default ``executors.WORKER_WAIT_S``)."""
+    from transforms.ingest.executors import WORKER_WAIT_S
+
+    value = os.environ.get(WORKER_WAIT_ENV, "").strip()
+    try:
+        return float(value) if value else WORKER_WAIT_S
+    except ValueError:
+        raise ValueError(f"{WORKER_WAIT_ENV}={value!r}: give a number of seconds") from None
+
+
+def executor(dask_address: str | None):
+    """Where a run's ingest tasks go: the Dask cluster at ``dask_address`` (watched for
+    ``worker_wait_s``), else this process."""
+    from transforms.ingest.executors import Executor
+
+    return Executor(dask_address, worker_wait_s=worker_wait_s()) if dask_address else None
 
 
 def run_tags(run_id: str) -> list[str]:

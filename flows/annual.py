@@ -23,7 +23,7 @@ def stage(input_dir: Path, workdir: Path, data_docs: bool = False, dask_address:
     """The key is read here, where it is used: never a flow or task parameter (those are stored
     in Prefect's database). ``dask_address``: the ingest runs on that cluster's workers, each
     reading the key itself (``hash_key``, from its own environment, key file or Secret block)."""
-    on_cluster = {"cluster": dask_address, "key_loader": hash_key} if dask_address else {}
+    on_cluster = {"cluster": _env.executor(dask_address), "key_loader": hash_key} if dask_address else {}
     return steps.stage_inputs(input_dir, workdir, hash_key(), data_docs=data_docs, **on_cluster)
 
 
@@ -53,7 +53,7 @@ def annual_flow(
     ``out_dir``: a local folder, or an object store's URL (``s3://bucket/prefix``: the outputs are
     staged locally and uploaded, ``manifest.json`` last). The lake is the workdir's
     (``transforms.ingest.store.location``). ``dask_address``: a Dask scheduler whose workers
-    ingest the submission (``transforms.ingest.cluster``)."""
+    ingest the submission (``transforms.ingest.route``)."""
     logger = get_run_logger()
     started_at = ledger.now_utc()
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):

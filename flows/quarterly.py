@@ -32,7 +32,7 @@ def stage_submission(input_dir: Path, dask_address: str | None = None) -> steps.
     cluster of workers on this machine (the temporary lake is a local folder) ingests."""
     tmp = Path(tempfile.mkdtemp(prefix="impcredit-stage-"))
     try:
-        on_cluster = {"cluster": dask_address, "key_loader": hash_key} if dask_address else {}
+        on_cluster = {"cluster": _env.executor(dask_address), "key_loader": hash_key} if dask_address else {}
         staged = steps.stage_inputs(input_dir, tmp, hash_key(), **on_cluster)
         staged.frames = {k: v.lazy().collect() for k, v in staged.frames.items()}  # before the lake goes
         return staged

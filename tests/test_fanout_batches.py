@@ -1,4 +1,4 @@
-"""The credit computation's per-employer batches (``quarterly.employer_batches``): a lazy
+"""The credit computation's per-employer batches (``batches.employer_batches``): a lazy
 payroll (the lake's) stays lazy, so a Dask worker reads its batch's rows itself and none passes
 through the driver; the batches' merged credits are exactly the unbatched ones."""
 
@@ -14,7 +14,7 @@ from helpers import employer_case, frames_for
 
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
-from transforms.runs.quarterly import employer_batches, merge_results
+from transforms.runs.batches import employer_batches, merge_results
 from transforms.settings import Settings
 
 PARAMS = load_parameters()

@@ -219,7 +219,7 @@ def test_with_the_lake_in_s3_the_annual_run_reads_no_payroll_row_on_the_driver(c
     from distributed import Client
 
     from transforms.ingest.store.location import use_lake
-    from transforms.runs.quarterly import employer_batches, merge_results
+    from transforms.runs.batches import employer_batches, merge_results
 
     boto3.client("s3").create_bucket(Bucket=BUCKET)
     run(submission, tmp_path / "plain" / "w", tmp_path / "plain" / "out")
@@ -285,7 +285,7 @@ def test_a_worker_killed_during_the_ingest(cluster, submission, tmp_path, monkey
     attempt: the run stops in one line, nothing committed; a rerun gives the same outputs."""
     from distributed import Client
 
-    from transforms.ingest.cluster import ClusterError
+    from transforms.ingest.executors import ClusterError
 
     def worker_pids() -> set[int]:
         with Client(cluster, set_as_default=False) as client:

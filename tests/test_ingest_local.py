@@ -71,8 +71,8 @@ def test_a_submission_over_the_threshold_keeps_its_staging_area_on_disk(submissi
     """IMPCREDIT_STAGED_ABOVE_MB=0: every submission is over it, so ``ingest_folder`` keeps the tasks'
     staging area on disk (made, then removed) instead of in memory, and writes the same lake."""
     calls = []
-    real = pp.ingest_on_cluster
-    monkeypatch.setattr(pp, "ingest_on_cluster", lambda *a, **k: calls.append((a[6], k["in_memory"])) or real(*a, **k))
+    real = pp.ingest_with
+    monkeypatch.setattr(pp, "ingest_with", lambda *a, **k: calls.append((str(a[0]), k["in_memory"])) or real(*a, **k))
     monkeypatch.setenv("IMPCREDIT_STAGED_ABOVE_MB", "1e9")
     memory = ingest_folder(submission, tmp_path / "memory", KEY, now=NOW)
     assert calls == [("local:2", True)]  # two tasks at once by default

@@ -10,7 +10,7 @@ import os
 import signal
 
 POINTS = ("staged", "computed", "outputs_written", "committed", "published_partly")
-# on a Dask worker, in an ingest on a cluster (``ingest.cluster``): the worker's process ends (os._exit)
+# on a Dask worker, in an ingest on a cluster (``ingest.route``): the worker's process ends (os._exit)
 # when it starts the first file's task: the first time only, or every time
 WORKER_POINTS = ("ingest_worker", "ingest_worker_always")
 

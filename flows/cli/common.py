@@ -144,7 +144,7 @@ def known_errors() -> tuple[type[BaseException], ...]:
     from pydantic import ValidationError
 
     from transforms.award.ledger import LedgerError
-    from transforms.ingest.cluster import ClusterError
+    from transforms.ingest.executors import ClusterError
     from transforms.ingest.read.staging import SubmissionError
     from transforms.ingest.store.lake import LakeDamaged
     from transforms.pii import KeyError_
@@ -204,7 +204,7 @@ def check_year(params, tax_year: int, rules, input: Path, as_of: dt.date, *, est
             through = f"parameters known through {known}" if known >= first else "no tax year has all its parameters"
             fail(f"tax year {tax_year} has no reference data yet: {through} ({exc})")
     try:  # every file there and readable: said at once (the flow checks again, and what it reads)
-        steps.check_complete(input, cluster=cluster)  # on a worker of a cluster: no payroll byte read here
+        steps.check_complete(input, cluster=_env.executor(cluster))  # on a worker of a cluster: no payroll byte read here
     except steps.RunError as exc:
         fail(str(exc))
     quick = None if estimates else steps.quick_applications(input)

@@ -47,7 +47,7 @@ def ingest(
             with common.console.status("ingesting..."):
                 docs = ((out or workdir) / "data_docs").resolve() if engine == "gx" else None
                 report = ingest_folder(input.resolve(), workdir.resolve(), key, docs_dir=docs, engine=engine,
-                                       cluster=address, key_loader=_env.hash_key)
+                                       cluster=_env.executor(address), key_loader=_env.hash_key)
             paths = report.write_rejects((out or workdir).resolve())
         except common.known_errors() as exc:
             common.fail(str(exc))

@@ -28,17 +28,17 @@ def unclaimed_part(lake: storage.Location, keys: pl.DataFrame) -> int:
 def resolve_on_cluster(address: str, lake: storage.Location, payroll: pl.LazyFrame, roster: pl.LazyFrame,
                        applications: pl.LazyFrame) -> identity.Identities:
     """``identity.resolve`` with the payroll's rows read by the workers of the cluster at
-    ``address`` (``cluster.ingest_on_cluster``'s addresses: a Dask scheduler, or ``local[:N]``)."""
-    from transforms.ingest.cluster import _chunks, _gather, client_for
+    ``address`` (``executors.Executor``: a Dask scheduler, or this process)."""
+    from transforms.ingest.executors import chunks, client_for, gather
 
     keys = identity.claimed_keys(roster, applications)  # the roster and the applications: no payroll row
     with client_for(address) as client:
         n = max(1, len(client.scheduler_info().get("workers", {})))
         employers = keys.get_column("employer_id").unique().sort().to_list()
-        chunks = [keys.filter(pl.col("employer_id").is_in(c)) for c in _chunks(employers, 2 * n)]
+        chunks = [keys.filter(pl.col("employer_id").is_in(c)) for c in chunks(employers, 2 * n)]
         futures = [client.submit(unclaimed_part, lake, keys, pure=False)]
         futures += [client.submit(resolve_part, lake, c, pure=False) for c in chunks]
-        got = _gather(client, futures, "the identities")
+        got = gather(client, futures, "the identities")
     # no claimed employee: the empty frames of an empty payroll (nothing read)
     parts = got[1:] or [identity.resolve_rows(pl.LazyFrame(schema=schema.LAKE["payroll"]), keys)]
     bad, fill = pl.concat([b for b, _ in parts]), pl.concat([f for _, f in parts])

@@ -1,5 +1,5 @@
 """``ingest_folder``: read, stage, validate, quarantine and store one submission folder (see
-``transforms.ingest``): the executor its tasks run on (``ingest.cluster``: one route whatever the
+``transforms.ingest``): the executor its tasks run on (``ingest.route``: one route whatever the
 executor), chosen here: this process's threads, the staging area in memory for a submission up to
 ``STAGED_ABOVE_BYTES`` (on disk above it: bounded memory), or a Dask cluster."""
 
@@ -12,9 +12,9 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from transforms import schema
-from transforms.ingest.cluster import ingest_on_cluster
-from transforms.ingest.local_client import LOCAL
+from transforms.ingest.executors import Executor
 from transforms.ingest.report import IngestReport
+from transforms.ingest.route import ingest_with
 from transforms.ingest.store import lake as lk
 from transforms.pii import HashKey
 
@@ -48,7 +48,7 @@ def ingest_folder(
     now: datetime | None = None,
     docs_dir: Path | None = None,
     engine: str | None = None,
-    cluster: str | None = None,
+    cluster: Executor | str | None = None,
     key_loader=None,
 ) -> IngestReport:
     """Ingest a submission folder into the workdir's lake (``<workdir>/lake``, or where
@@ -59,9 +59,10 @@ def ingest_folder(
     file; needed for Data Docs, so the default when ``docs_dir`` is given). The environment
     variable ``IMPCREDIT_VALIDATION_ENGINE`` changes the default.
 
-    ``cluster``: the address of a Dask scheduler whose workers read, validate and write (``ingest.cluster``;
-    the same lake, byte for byte); each loads the ssn hash key with ``key_loader`` (default
-    ``pii.load_key``), which must give ``key`` (checked by its fingerprint; never sent).
+    ``cluster``: where the tasks run (``executors.Executor``, or its address): this process's threads
+    by default, or the workers of a Dask scheduler (the same lake, byte for byte), each loading the
+    ssn hash key with ``key_loader`` (default ``pii.load_key``), which must give ``key`` (checked by
+    its fingerprint; never sent).
     """
     from filelock import FileLock
 
@@ -79,14 +80,13 @@ def ingest_folder(
     if cluster and docs_dir is not None:
         raise ValueError("Data Docs are written on one machine: validate with the polars engine on a Dask cluster "
                          "(--validation-engine polars), or run without the cluster for Data Docs")
-    local = not cluster
-    if local:  # this process's executor: one task at a time for gx (its context is not shared across threads)
-        cluster = f"{LOCAL}:{1 if engine == 'gx' else _staged_tasks()}"
-    in_memory = local and _submission_bytes(root, Path(workdir)) <= _staged_above()
+    executor = Executor.of(cluster)
+    if executor.address is None:  # this process: one task at a time for gx (its context is not shared across threads)
+        executor = Executor(None, 1 if engine == "gx" else _staged_tasks(), executor.worker_wait_s)
+    in_memory = executor.address is None and _submission_bytes(root, Path(workdir)) <= _staged_above()
     with FileLock(lk.lock_path(lake, workdir)):
-        return ingest_on_cluster(root, Path(workdir), lake, key, now_utc, engine, cluster, [Path(workdir)], key_loader,
-                                 PIECE_BYTES, BATCH_BYTES, docs_dir=Path(docs_dir) if docs_dir else None,
-                                 in_memory=in_memory)
+        return ingest_with(executor, root, Path(workdir), lake, key, now_utc, engine, [Path(workdir)], key_loader,
+                           PIECE_BYTES, BATCH_BYTES, docs_dir=Path(docs_dir) if docs_dir else None, in_memory=in_memory)
 
 
 def _staged_above() -> int:

@@ -38,7 +38,7 @@ STOPPING_RULES = frozenset({"unknown_layout", "wrong_types", "encoding", "unread
                             "manifest_error"})
 
 
-def check_complete(input_dir: Path, workdir: Path | None = None, cluster: str | None = None) -> None:
+def check_complete(input_dir: Path, workdir: Path | None = None, cluster=None) -> None:
     """Every file the spec requires is there, a regular file, readable, text with a header
     (spec section 1); else ``SubmissionIncomplete`` naming each problem, before anything is
     read into the lake or decided. ``cluster``: a Dask scheduler's address; a worker reads the
@@ -50,10 +50,10 @@ def check_complete(input_dir: Path, workdir: Path | None = None, cluster: str | 
             f"{input_dir}: no submission files found (expected payroll/*.csv, applications.csv, roster.csv, "
             "certifications.csv, employer_rates.csv, or a vendor payroll export)")
     if cluster:
-        from transforms.ingest import cluster_tasks
-        from transforms.ingest.cluster import run_on_worker
+        from transforms.ingest import tasks
+        from transforms.ingest.executors import run_on_worker
 
-        problems = run_on_worker(cluster, cluster_tasks.incomplete, Path(input_dir), [workdir] if workdir else [])
+        problems = run_on_worker(cluster, tasks.incomplete, Path(input_dir), [workdir] if workdir else [])
     else:
         problems = incomplete(input_dir, exclude=[workdir] if workdir else None)
     if problems:
@@ -139,7 +139,7 @@ class StagedInputs:
         cluster when there is one (no payroll row passes through this process), else here."""
         if not self.cluster:
             return plan.collect()
-        from transforms.ingest.cluster import run_on_worker
+        from transforms.ingest.executors import run_on_worker
 
         return run_on_worker(self.cluster, _collect, plan)
 
@@ -198,7 +198,7 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: boo
     ssn is hashed on first read), then read every dataset back from the lake. ``data_docs``:
     validate with Great Expectations itself and keep its Data Docs of the files validated
     (``StagedInputs.write_data_docs``). ``cluster``: a Dask scheduler's address: its workers
-    ingest (``transforms.ingest.cluster``), loading the key with ``key_loader``."""
+    ingest (``transforms.ingest.route``), loading the key with ``key_loader``."""
     from transforms.ingest import ingest_folder
     from transforms.ingest.store.lake import scan_lake
 

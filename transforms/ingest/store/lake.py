@@ -113,7 +113,7 @@ def _part_name(sha: str) -> str:
 
 # rows per row group of a run's part: fixed, so a part's bytes depend on its rows alone, not on how
 # the frame written is chunked in memory (Polars' default follows the chunks): the single-process
-# route and the cluster route (``ingest.cluster``) write the same bytes
+# route and the cluster route (``ingest.route``) write the same bytes
 ROW_GROUP_ROWS = 2**18
 
 # dataset -> (partition key expression, folder pattern); datasets not listed are one folder

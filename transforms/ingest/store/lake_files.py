@@ -124,7 +124,7 @@ IPC_BATCH_ROWS = 2**12
 
 def write_ipc_atomic(frame: pl.DataFrame, path: Path) -> None:
     """Arrow IPC, uncompressed, in record batches of ``IPC_BATCH_ROWS`` rows (the last one shorter):
-    rows staged for a moment (``ingest.cluster``), not the lake's parts. The fixed batches let a
+    rows staged for a moment (``ingest.route``), not the lake's parts. The fixed batches let a
     reader take a range of rows reading only the batches that hold it (``store.ordered``)."""
     import pyarrow as pa
 

@@ -1,38 +1,36 @@
-"""Ingest on a Dask cluster (``ingest_folder(..., cluster=ADDRESS)``): the files, and the pieces of
-big files, are read, validated and written to the lake by the workers; this process (the driver)
-plans, gathers digests, counts and rejects, and commits the lake's manifest last.
+"""The ingest's one route, whatever executes its tasks (``executors``: this process's threads, or
+a Dask cluster's workers): the files, and the pieces of big files, are read, validated and
+written to the lake by the tasks (``tasks``); the caller (the driver) plans, gathers digests,
+counts and rejects, and commits the lake's manifest last.
 
-What runs where (the tasks are ``cluster_tasks``):
-
-1. workers: the lake's parts checked against their sha256, and the submission's files hashed;
+1. tasks: the lake's parts checked against their sha256, and the submission's files hashed;
 2. driver: the plan (which files are new), from names, sizes and digests;
-3. map, on workers: each batch of small files, big file (its pieces in turn) or other file read,
-   staged and validated; the rows that passed go to the run's staging area of the lake
-   (``<lake>/_staging/<token>/map/<dataset>/b<partition>/f<file>.parquet``, payroll partitioned by
+3. map: each batch of small files, big file (its pieces in turn) or other file read, staged and
+   validated; the rows that passed go to the run's staging area (``staged``: in memory, or
+   ``<lake>/_staging/<token>/map/<dataset>/b<partition>/f<file>``, payroll partitioned by
    employer) and its quarantined rows beside them; the driver gets each file's ``FileWork``
    without rows (counts, rejects, notes);
-4. workers: a corrected file supersedes its earlier version (one task);
-5. reduce, on workers: payroll's run-level rules per employer partition (every one is per
-   employer or finer), the accepted rows back to the staging area; then one task per year of
-   payroll (and of its code lines) writes the run's part of that year, the rows in the order the
-   single-process route writes them (``cluster_tasks.POS``), and one task does the other, small
-   datasets (whose keys are not all per employer) as ``pipeline`` does;
-6. workers: each file with quarantined rows or cross-row rejects gets its rejects quoted from
-   its cells and its quarantine part written;
-7. driver: the files' records and the manifest, with the checksums the workers computed as they
+4. a task: a corrected file supersedes its earlier version;
+5. reduce: the run-level rules of payroll per employer partition (every one is per employer or
+   finer; ``tasks.reduce_payroll``), the accepted rows back to the staging area; then one task per
+   year of payroll (and of its code lines) writes the run's part of that year, its rows in one
+   fixed order (``tasks.POS``: whatever the partitions, the same bytes), and one task does the
+   other, small datasets, whose keys are not all per employer (``tasks.other_datasets``);
+6. each file with quarantined rows or cross-row rejects gets its rejects quoted from its cells and
+   its quarantine part written;
+7. driver: the files' records and the manifest, with the checksums the tasks computed as they
    wrote (``commit``): nothing is read back.
 
-The lake's parts are those of the single-process route byte for byte (same rows, same order,
-fixed row groups), so every output of a run is too. A worker that dies mid-task: Dask runs its
-task again on another worker (every task writes names fixed by its input); when it cannot
-(``distributed.scheduler.allowed-failures``, 3 by default), the run stops in one line, nothing
+The lake's parts are the same bytes on every executor, with any number of partitions (same rows,
+same order, fixed row groups), so every output of a run is too. A worker that dies mid-task: Dask
+runs its task again on another worker (every task writes names fixed by its input); when it
+cannot, or the cluster cannot keep its workers, the run stops in one line (``executors``), nothing
 committed (the manifest is written last; the next ingest removes the staging area and the parts
 no manifest lists).
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import os
@@ -45,11 +43,11 @@ from pathlib import Path
 import polars as pl
 
 from transforms import failpoints, storage
-from transforms.ingest import cluster_tasks as ct
 from transforms.ingest import commit
+from transforms.ingest import tasks as ct
 from transforms.ingest.check import batches as bt
 from transforms.ingest.check import docs_offline
-from transforms.ingest.local_client import LOCAL, LocalClient
+from transforms.ingest.executors import Executor, Threads, chunks, client_for, gather
 from transforms.ingest.plan import plan_files
 from transforms.ingest.read import submission as sub
 from transforms.ingest.report import IngestReport
@@ -64,61 +62,6 @@ BUCKET_BYTES = 64 * 2**20  # payroll's employer partitions: at least one per wor
 CALLS = {"payroll": ["xr", "again", "xn"], "roster": ["xr", "xs"]}  # the rule passes of a dataset, in order
 
 
-class ClusterError(RuntimeError):
-    """The cluster cannot be reached, or could not finish: one line; nothing was committed."""
-
-
-def connect(address: str):
-    from distributed import Client
-
-    try:
-        return Client(address, timeout=20, set_as_default=False)
-    except (OSError, TimeoutError) as exc:
-        raise ClusterError(f"cannot reach the Dask scheduler at {address} ({type(exc).__name__}): start it, or "
-                           "correct --dask-address (tcp://HOST:PORT)") from None
-
-
-def is_local(address: str) -> bool:
-    """``local`` or ``local:N``: this process's threads (``local_client.LocalClient``), no Dask."""
-    return address == LOCAL or address.startswith(LOCAL + ":")
-
-
-@contextlib.contextmanager
-def client_for(address: str):
-    """A client of the cluster at ``address`` (``local[:N]``: N threads of this process), closed after."""
-    client = LocalClient(int(address.partition(":")[2] or 2)) if is_local(address) else connect(address)
-    try:
-        yield client
-    finally:
-        client.close()
-
-
-def run_on_worker(address: str, fn, *args):
-    """``fn(*args)`` on a worker of the cluster at ``address``."""
-    with client_for(address) as client:
-        return _gather(client, [client.submit(fn, *args, pure=False)], fn.__name__)[0]
-
-
-def _gather(client, futures: list, what: str) -> list:
-    if isinstance(client, LocalClient):  # this process's threads: a task's error as it is
-        return client.gather(futures)
-    from distributed.scheduler import KilledWorker
-
-    try:
-        return client.gather(futures)
-    except KilledWorker as exc:
-        raise ClusterError(
-            f"the ingest on the Dask cluster stopped: the workers running {what} died again and again ({exc}); "
-            "nothing was committed (the lake is as it was; the next run removes what this one staged): check the "
-            "workers' memory and logs, then run again") from None
-
-
-def _chunks(items: list, n: int) -> list[list]:
-    n = max(1, min(n, len(items)))
-    size = -(-len(items) // n) if items else 0
-    return [items[i:i + size] for i in range(0, len(items), size)] if items else []
-
-
 def _remove_tree(loc) -> None:
     """The staging area (a folder, or every object under a prefix), best effort."""
     try:
@@ -131,24 +74,22 @@ def _remove_tree(loc) -> None:
         pass
 
 
-def ingest_on_cluster(root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, engine: str, address: str,
-                      exclude: list[Path], key_loader=None, piece_bytes: int = 0, batch_bytes: int = 0, *,
-                      docs_dir: Path | None = None, in_memory: bool = False) -> IngestReport:
-    """Ingest on the executor at ``address`` (see the module's docstring); ``piece_bytes`` and
-    ``batch_bytes``: the sizes of the pieces of a big file and of a batch of small ones.
+def ingest_with(executor: Executor, root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, engine: str,
+                exclude: list[Path], key_loader=None, piece_bytes: int = 0, batch_bytes: int = 0, *,
+                docs_dir: Path | None = None, in_memory: bool = False) -> IngestReport:
+    """Ingest on ``executor`` (see the module's docstring); ``piece_bytes`` and ``batch_bytes``:
+    the sizes of the pieces of a big file and of a batch of small ones.
 
-    ``address`` ``"local"`` (``local_client.LOCAL``), or ``"local:N"``: the same tasks on N
-    threads of this process (``local_client.LocalClient``; 2 by default), no Dask: the tasks get
-    ``key`` itself and the workers' fail points are not armed (they would end this process); with
-    ``in_memory``, the staging area is this process's memory (``staged.Memory``) instead of
-    ``<lake>/_staging``. ``docs_dir``: the gx engine's Data Docs (in this process only)."""
-    local = is_local(address)
-    if local:
+    On this process's threads (``executor.local``) the tasks get ``key`` itself and the workers'
+    fail points are not armed (they would end this process); with ``in_memory``, the staging area
+    is this process's memory (``staged.Memory``) instead of ``<lake>/_staging``. ``docs_dir``: the
+    gx engine's Data Docs (in this process only)."""
+    if executor.local:
         key_loader = functools.partial(_same_key, key)
     elif docs_dir is not None or in_memory:
         raise ValueError("Data Docs and an in-memory staging area are for the executor of this process only")
-    stage = sg.Memory() if in_memory and local else lake / STAGING / uuid.uuid4().hex[:12]
-    with client_for(address) as client:
+    stage = sg.Memory() if in_memory and executor.local else lake / STAGING / uuid.uuid4().hex[:12]
+    with client_for(executor) as client:
         try:
             return _ingest(client, root, workdir, lake, key, now, engine, exclude, key_loader, stage,
                            (piece_bytes, batch_bytes), docs_dir)
@@ -168,7 +109,7 @@ def _ingest(client, root: Path, workdir: Path, lake: Path, key: HashKey, now: da
     manifest = lk.load_manifest(lake)
     rels = lake_check.to_verify(lake, manifest)
     actual: dict[str, str | None] = {}
-    for got in _gather(client, [client.submit(ct.part_sums, lake, c, pure=False) for c in _chunks(rels, 2 * n)],
+    for got in gather(client, [client.submit(ct.part_sums, lake, c, pure=False) for c in chunks(rels, 2 * n)],
                        "the lake's check"):
         actual.update(got)
     lake_check.check(lake, manifest, actual)  # before anything is read
@@ -178,7 +119,7 @@ def _ingest(client, root: Path, workdir: Path, lake: Path, key: HashKey, now: da
     _remove_tree(lake / STAGING)  # what a run that stopped left (one ingest at a time: the lock)
 
     def digests(paths: list[Path]) -> list[tuple[str, int]]:
-        parts = _gather(client, [client.submit(ct.digests, c, pure=False) for c in _chunks(paths, 2 * n)], "the digests")
+        parts = gather(client, [client.submit(ct.digests, c, pure=False) for c in chunks(paths, 2 * n)], "the digests")
         return [d for part in parts for d in part]
 
     known = manifest["files"]
@@ -227,11 +168,11 @@ def _map(client, plan, key: HashKey, now: datetime, engine: str, stage, n: int, 
     payroll = sum(sizes[w.index] for w in todo if w.dataset == "payroll")
     buckets = max(n, -(-payroll // BUCKET_BYTES))  # employer partitions: a reduce holds about BUCKET_BYTES of text
     fail = os.environ.get("IMPCREDIT_FAILPOINT")
-    fail = fail if fail in failpoints.WORKER_POINTS and not isinstance(client, LocalClient) else None
+    fail = fail if fail in failpoints.WORKER_POINTS and not isinstance(client, Threads) else None
     jobs = [ct.MapJob(kind, ws, {w.index: paths[w.index] for w in ws}, {w.index: sizes[w.index] for w in ws}, now, engine,
                       key.key_id, loader, stage, buckets, piece_bytes, fail if i == 0 else None, docs_dir)
             for i, (kind, ws) in enumerate(sorted(groups, key=lambda g: g[1][0].index))]
-    done = _gather(client, [client.submit(ct.map_job, j, pure=False) for j in jobs], "the files' validation")
+    done = gather(client, [client.submit(ct.map_job, j, pure=False) for j in jobs], "the files' validation")
     return sorted((m for ms in done for m in ms), key=lambda m: m.work.index)
 
 
@@ -241,7 +182,7 @@ def _supersede(client, lake: Path, known: dict, works: list) -> tuple[list[dict]
     earlier = {(f.get("dataset"), f["file"]) for sha, f in known.items() if not f.get("superseded_by")}
     if not any((d, rel) in earlier for d, m in new.items() for rel in m.values()):
         return [], {}
-    records, sums = _gather(client, [client.submit(ct.supersede, lake, known, new, pure=False)], "the superseding")[0]
+    records, sums = gather(client, [client.submit(ct.supersede, lake, known, new, pure=False)], "the superseding")[0]
     for r in records:
         known[r["replaced_sha256"]].update(superseded_by=r["sha256"], parts=[])
     return records, dict(sums)
@@ -254,7 +195,7 @@ def _reduce(client, lake: Path, stage: Path, mapped: list[ct.Mapped]) -> list[ct
             for b, rel in m.staged.items():
                 buckets.setdefault(b, []).append(rel)
     jobs = [ct.ReduceJob(lake, stage, b, rels) for b, rels in sorted(buckets.items())]
-    return _gather(client, [client.submit(ct.reduce_payroll, j, pure=False) for j in jobs], "payroll's run-level rules")
+    return gather(client, [client.submit(ct.reduce_payroll, j, pure=False) for j in jobs], "payroll's run-level rules")
 
 
 def _write(client, lake: Path, stage: Path, mapped, reduced, works, run_tag: str, key: HashKey, loader,
@@ -280,7 +221,7 @@ def _write(client, lake: Path, stage: Path, mapped, reduced, works, run_tag: str
                         index, shas, rels, key.key_id, loader)
     futures = [client.submit(ct.write_year, j, pure=False) for j in jobs]
     futures.append(client.submit(ct.other_datasets, other, pure=False))
-    *written, other_done = _gather(client, futures, "the lake's parts")
+    *written, other_done = gather(client, futures, "the lake's parts")
     parts_of: dict[str, list[str]] = {}
     for parts, s in written:
         sums.update(s)
@@ -309,7 +250,7 @@ def _accepted(results: list[ct.Reduced]) -> tuple[dict[int, int], dict[int, dict
 def _finish(client, lake: Path, stage: Path, mapped, results, ids, key: HashKey, loader, paths,
             sums: dict) -> tuple[dict[int, str | None], dict[int, dict[str, list[str]]]]:
     """The files with quarantined rows or cross-row rejects, finished on the workers
-    (``cluster_tasks.finish_file``); their quarantine parts and the ids they name (``commit.named``)."""
+    (``tasks.finish_file``); their quarantine parts and the ids they name (``commit.named``)."""
     hits: dict[str, list[pl.DataFrame]] = {}
     for r in results:
         for name, frame in r.hits:
@@ -329,7 +270,7 @@ def _finish(client, lake: Path, stage: Path, mapped, results, ids, key: HashKey,
         todo.append(m)
     qparts: dict[int, str | None] = {}
     named: dict[int, dict[str, list[str]]] = {}
-    done = _gather(client, [client.submit(ct.finish_file, j, pure=False) for j in jobs], "the rejects' quotes")
+    done = gather(client, [client.submit(ct.finish_file, j, pure=False) for j in jobs], "the rejects' quotes")
     for m, (w, qpart, q_ids, s) in zip(todo, done, strict=True):
         m.work = w
         sums.update(s)

@@ -1,4 +1,5 @@
-"""What the Dask workers do in an ingest on a cluster (``ingest.cluster`` sends it): each function
+"""What the tasks of an ingest do (``ingest.route`` sends them to an executor: this process's threads or a
+Dask cluster's workers): each function
 reads what it needs from the submission folder and the lake (a local folder every worker sees, or
 an object store), writes what it makes there, and returns only what the driver gathers: counts,
 digests, rejects and the paths it wrote with their sha256 (never a row of payroll).

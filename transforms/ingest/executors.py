@@ -1,0 +1,185 @@
+"""Where the ingest's tasks run, chosen at the edge (the command line, a flow): this process's
+threads (``Threads``: a ``ThreadPoolExecutor`` behind the four calls of Dask's client the route
+uses) or the workers of a Dask cluster (``Executor.address``). The route (``ingest.route``) and the
+tasks (``ingest.tasks``) are the same whichever it is.
+
+On a cluster, a task's failure is the project's own error (``ClusterError``, one line): a worker
+that died again and again (Dask's ``KilledWorker``), the scheduler gone, and a cluster that cannot
+keep its workers: no task finished for ``worker_wait_s`` seconds while its workers were lost or
+none was left, and the run ends by itself instead of waiting for ever. Nothing is committed then
+(the lake's manifest is written last).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+LOCAL = "local"  # ``Executor("local:N")``: this process's threads, the staging area on disk
+WORKER_WAIT_S = 120.0  # default: how long a cluster may go without finishing a task while it loses its workers
+POLL_S = 1.0
+
+
+class ClusterError(RuntimeError):
+    """The cluster cannot be reached, or could not finish: one line; nothing was committed."""
+
+
+@dataclass(frozen=True)
+class Executor:
+    """Where the tasks run: ``address`` None (this process's threads, ``tasks`` at a time), ``"local"``
+    or ``"local:N"`` (the same, the staging area on disk), or a Dask scheduler's address."""
+
+    address: str | None = None
+    tasks: int = 2
+    worker_wait_s: float = WORKER_WAIT_S
+
+    @classmethod
+    def of(cls, spec: Executor | str | None, **kw) -> Executor:
+        return spec if isinstance(spec, Executor) else cls(spec or None, **kw)
+
+    @property
+    def local(self) -> bool:
+        """This process's threads (no Dask)."""
+        return self.address is None or is_local(self.address)
+
+    @property
+    def threads(self) -> int:
+        if self.address and is_local(self.address):
+            return int(self.address.partition(":")[2] or 2)
+        return self.tasks
+
+    def __str__(self) -> str:
+        return self.address or f"{LOCAL}:{self.tasks}"
+
+
+def is_local(address: str) -> bool:
+    """``local`` or ``local:N``: this process's threads, no Dask."""
+    return address == LOCAL or address.startswith(LOCAL + ":")
+
+
+class Threads:
+    """``submit``/``gather``/``scheduler_info``/``close`` of ``distributed.Client`` over ``workers``
+    threads of this process; a task's exception is raised by ``gather`` as it is."""
+
+    def __init__(self, workers: int = 2) -> None:
+        self.workers = max(1, int(workers))
+        self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="ingest-local")
+
+    def submit(self, fn, *args, pure: bool = False, **kwargs) -> Future:
+        return self._pool.submit(fn, *args, **kwargs)
+
+    def gather(self, futures: list[Future]) -> list:
+        return [f.result() for f in futures]
+
+    def scheduler_info(self) -> dict:
+        return {"workers": {f"local-{i}": {"nthreads": 1} for i in range(self.workers)}}
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def connect(address: str):
+    from distributed import Client
+
+    try:
+        client = Client(address, timeout=20, set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise ClusterError(f"cannot reach the Dask scheduler at {address} ({type(exc).__name__}): start it, or "
+                           "correct --dask-address (tcp://HOST:PORT)") from None
+    client.impcredit_wait_s = WORKER_WAIT_S
+    return client
+
+
+@contextlib.contextmanager
+def client_for(spec: Executor | str | None):
+    """A client of the executor (``Threads`` for this process), closed after."""
+    ex = Executor.of(spec)
+    client = Threads(ex.threads) if ex.local else connect(ex.address)
+    if not ex.local:
+        client.impcredit_wait_s = ex.worker_wait_s
+    try:
+        yield client
+    finally:
+        with contextlib.suppress(Exception):  # a cluster already gone: nothing more to close
+            client.close()
+
+
+def run_on_worker(spec: Executor | str | None, fn, *args):
+    """``fn(*args)`` on a worker of the executor."""
+    with client_for(spec) as client:
+        return gather(client, [client.submit(fn, *args, pure=False)], fn.__name__)[0]
+
+
+def chunks(items: list, n: int) -> list[list]:
+    n = max(1, min(n, len(items)))
+    size = -(-len(items) // n) if items else 0
+    return [items[i:i + size] for i in range(0, len(items), size)] if items else []
+
+
+def gather(client, futures: list, what: str) -> list:
+    """The results of ``futures``, in order. On a cluster: watched while they run (see the module)."""
+    if isinstance(client, Threads):
+        return client.gather(futures)
+    try:
+        watch(client, futures, what, getattr(client, "impcredit_wait_s", WORKER_WAIT_S))
+        return client.gather(futures)
+    except ClusterError:
+        raise
+    except Exception as exc:
+        if not lost_workers(exc):
+            raise
+        raise ClusterError(f"the run on the Dask cluster stopped while {what}: {cluster_failure(exc)}; nothing was "
+                           "committed (the lake is as it was; the next run removes what this one staged): check the "
+                           "workers' memory and logs, then run again") from None
+
+
+def lost_workers(exc: BaseException) -> bool:
+    """Whether ``exc`` is the cluster's own failure (a worker killed again and again, a closed
+    connection, a cancelled future) rather than the task's."""
+    from distributed.client import FutureCancelledError
+    from distributed.comm.core import CommClosedError
+    from distributed.scheduler import KilledWorker
+
+    return isinstance(exc, KilledWorker | CommClosedError | FutureCancelledError)
+
+
+def cluster_failure(exc: BaseException) -> str:
+    from distributed.scheduler import KilledWorker
+
+    if isinstance(exc, KilledWorker):
+        return "the workers running it died again and again"
+    return f"the cluster lost the work ({type(exc).__name__})"
+
+
+def watch(client, futures: list, what: str, wait_s: float) -> None:
+    """Wait for ``futures``; raise ``ClusterError`` when for ``wait_s`` seconds no task finished while
+    the cluster had no worker or lost some (it cannot keep its workers). A slow task on workers that
+    stay up is waited for."""
+    seen: set[str] = set()
+    last, last_done, lost = time.monotonic(), 0, False
+    while True:
+        done = sum(1 for f in futures if f.done())
+        if done == len(futures):
+            return
+        now = time.monotonic()
+        if done > last_done:
+            last, last_done, lost = now, done, False
+        try:
+            workers = set(client.scheduler_info(n_workers=-1).get("workers", {}))
+        except Exception:  # the scheduler itself is gone
+            workers = set()
+        lost = lost or bool(seen - workers)
+        seen |= workers
+        if (lost or not workers) and now - last > wait_s:
+            for f in futures:
+                with contextlib.suppress(Exception):
+                    f.cancel()
+            state = "no worker left" if not workers else "its workers dying as they start"
+            raise ClusterError(
+                f"the Dask cluster could not keep its workers ({state}; no task finished for {wait_s:g} s) while "
+                f"{what}: the run stopped, nothing was committed; check the workers (memory, logs, the scheduler at "
+                f"{client.scheduler.address if getattr(client, 'scheduler', None) else 'its address'}), then run "
+                "again (the wait is the setting worker_wait_s)")
+        time.sleep(POLL_S)
