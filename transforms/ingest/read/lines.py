@@ -184,7 +184,7 @@ def name_fields(profile: pf.Profile, rel: str) -> dict[str, str]:
 def _value(cells: list[str | None], match: hd.Match, name: str) -> float | None:
     """A logical field's number on a line (a derived column's parts summed)."""
     profile = match.profile
-    parts = profile.derived.get(name, [name])
+    parts = match.derived.get(name, [name])
     total, seen = 0.0, False
     for p in parts:
         pos = match.columns.get(p)

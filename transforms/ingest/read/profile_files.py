@@ -178,7 +178,7 @@ def _canonical(dataset: str, base: Profile) -> Profile:
                 "optional": list(schema.OPTIONAL_COLUMNS.get(dataset, [])), "layout": "wide",
                 "long": None, "period_from_pay_date": None, "split": {}, "employee_id_from": []}
     )
-    made._index = made._reader = None
+    made._index = made._reader = made._flat = made._either = made._refs = None
     _CANONICAL[(dataset, id(base))] = (base, made)
     return made
 

@@ -296,7 +296,7 @@ def _values(f: pl.DataFrame, names: list[str], match: hd.Match) -> list[pl.Serie
     nf = match.profile.number
     out = []
     for name in names:
-        parts = match.profile.derived.get(name, [name])
+        parts = match.derived.get(name, [name])
         nums = [(number_expr(pl.col(f"u{match.columns[p]}"), nf), pl.col(f"u{match.columns[p]}").str.strip_chars())
                 for p in parts if p in match.columns]
         if not nums:

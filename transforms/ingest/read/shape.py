@@ -43,6 +43,7 @@ class Shape:
     notes: int = 0
     summary: int = 0  # lines from a report's end line on (its summary)
     cover: int = 0  # lines of a cover or notes sheet skipped beside this table
+    skipped: int = 0  # lines of the sheets a profile's ``sheets.skip`` passed over beside this table
     errors: list[CellError] = field(default_factory=list)  # totals that disagree with their lines
     totals_plan: object | None = None  # totals lines to check on the staged rows (``report_frame.TotalsPlan``)
 
@@ -51,14 +52,15 @@ class Shape:
                                                 (self.blocks, "block header line(s)"),
                                                 (self.repeated_headers, "repeated header(s)"),
                                                 (self.notes, "note line(s)"), (self.summary, "summary line(s)"),
-                                                (self.cover, "cover sheet line(s)")) if n]
+                                                (self.cover, "cover sheet line(s)"),
+                                                (self.skipped, "line(s) of skipped sheet(s)")) if n]
         return ", ".join(parts)
 
     @property
     def lines(self) -> int:
         """Every line read that is not a row of the table."""
         return (len(self.preamble) + self.totals + self.blocks + self.repeated_headers + self.notes + self.summary
-                + self.cover)
+                + self.cover + self.skipped)
 
 
 # --- a report's lines ------------------------------------------------------------------------------

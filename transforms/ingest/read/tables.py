@@ -20,6 +20,7 @@ import polars as pl
 
 from transforms import schema
 from transforms.ingest.read import context as ctx
+from transforms.ingest.read import figures as fg
 from transforms.ingest.read import header as hd
 from transforms.ingest.read import lines as ln
 from transforms.ingest.read import profile_files as pfiles
@@ -27,6 +28,7 @@ from transforms.ingest.read import profiles as pf
 from transforms.ingest.read import readers as rd
 from transforms.ingest.read import report_frame as rf
 from transforms.ingest.read import shape as sh
+from transforms.ingest.read import sheets as shp
 from transforms.ingest.read import simple
 from transforms.ingest.read import submission as sub
 from transforms.ingest.read import workbooks as wbk
@@ -123,7 +125,9 @@ def read_tables(dataset: str, path: Path, rel: str, key: HashKey, context: FileC
             got = rf.walk(frame, hit, head, rel, None, delim)
             if got is not None:
                 (table, m), shape = got
-                return _finish_shaped(dataset, table, m, shape, rel, key, context, notes)
+                unread = _unread_above(head, hit, shape, None, delim)
+                staged, problem, bad, notes = _finish_shaped(dataset, table, m, shape, rel, key, context, notes)
+                return staged, problem, bad + unread, notes
     return _stage_records(dataset, rd.delimited_records(text, delim), hit, rel, key, context, notes, delimiter=delim)
 
 
@@ -202,70 +206,71 @@ def _prefix(text: str, chars: int = 1 << 20) -> str:
 
 def _read_workbook(dataset: str, path: Path, rel: str, key: HashKey, context: FileContext | None,
                    notes: list[str]) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
-    """Every sheet of a workbook that has a layout, its header found as in a text file; a hidden
-    sheet is named in the notes (and not read when it matches no layout); a cover or notes sheet
-    (no header row, no figures) beside a sheet that is read is skipped and said."""
+    """Every sheet of a workbook that has a layout, its header found as in a text file; what
+    becomes of the others is ``sheets.plan_sheets``'s: a sheet skipped by name, a cover or notes
+    sheet, a hidden sheet are said; a table of figures no layout reads is an unread table (its
+    lines rejected: the file is not read whole) beside the sheets read, and a sheet no layout reads
+    when none is read."""
     try:
         sheets = wbk.read_workbook(path)
     except rd.FileUnreadable as exc:
         return [], Problem(exc.rule, exc.message), [], notes
     if not any(s.records for s in sheets):
         return [], Problem("empty_file", "the workbook has no sheet with a header row"), [], notes
-    cands = _candidates(dataset, "xlsx", context)
-    staged, bad, covers = [], [], []
-    for sheet in sheets:
-        if not sheet.records:
-            continue
-        found, near = hd.find_layout(cands, sheet.records)
-        if found is None:
-            if not sheet.visible:
-                notes.append(f"hidden sheet '{sheet.name}' not read: it matches no layout")
-                continue
-            if _cover(sheet.records, near):
-                covers.append(sheet)
-                continue
-            table = rd.table_from_records(sheet.records, sheet=sheet.name)
-            short, full = _no_match(dataset, near, f"sheet '{sheet.name}'")
-            bad.append(Sheet(sheet.name, Problem("unknown_layout", f"sheet '{sheet.name}': {short}", table,
-                                                 f"sheet '{sheet.name}': {full}")))
-            continue
-        if not sheet.visible:
-            notes.append(f"sheet '{sheet.name}' is hidden (read like the others)")
-        got, problem, _, _ = _stage_records(dataset, sheet.records, found, rel, key, context, notes, sheet=sheet.name)
+    plan = shp.plan_sheets(sheets, _candidates(dataset, "xlsx", context))
+    staged, bad = [], []
+    for got in plan.read:
+        if not got.sheet.visible:
+            notes.append(f"sheet '{got.sheet.name}' is hidden (read like the others)")
+        tables, problem, unread, _ = _stage_records(dataset, got.records, got.found, rel, key, context, notes,
+                                                    sheet=got.sheet.name)
         if problem is not None:
             return [], problem, [], notes
-        staged += got
-    for sheet in covers:
-        if staged or bad:
+        staged += tables
+        bad += unread
+    passed = 0
+    for sheet, profile, pattern in plan.skipped:
+        notes.append(f"sheet '{sheet.name}' skipped: sheets.skip {pattern!r} of '{profile}' ({len(sheet.records)} line(s))")
+        passed += len(sheet.records)
+    for sheet in plan.hidden:
+        notes.append(f"hidden sheet '{sheet.name}' not read: it matches no layout")
+    if staged:
+        for sheet, near in plan.unread:
+            msg = fg.unread_message(sheet.records, sheet.name)
+            bad.append(Sheet(sheet.name, Problem("unread_table", msg, fg.lines_table(sheet.records, sheet=sheet.name),
+                                                 f"{msg}; {_no_match(dataset, near, f'sheet {sheet.name!r}')[1]}")))
+        for sheet in plan.covers:
             notes.append(f"sheet '{sheet.name}' skipped: no header row and no figures (a cover or notes sheet, "
                          f"{len(sheet.records)} line(s))")
-            if staged:
-                staged[0].shape.cover += len(sheet.records)
-        else:
-            table = rd.table_from_records(sheet.records, sheet=sheet.name)
-            short, full = _no_match(dataset, None, f"sheet '{sheet.name}'")
-            bad.append(Sheet(sheet.name, Problem("unknown_layout", f"sheet '{sheet.name}': {short}", table,
-                                                 f"sheet '{sheet.name}': {full}")))
+            staged[0].shape.cover += len(sheet.records)
+        staged[0].shape.skipped += passed
+        rest = plan.unknown
+    else:  # nothing read: every sheet is a sheet no layout reads, as the file is
+        rest = [*plan.unread, *plan.unknown, *((s, None) for s in plan.covers)]
+    for sheet, near in sorted(rest, key=lambda x: plan.order.index(x[0].name)):
+        table = rd.table_from_records(sheet.records, sheet=sheet.name)
+        short, full = _no_match(dataset, near, f"sheet '{sheet.name}'")
+        bad.append(Sheet(sheet.name, Problem("unknown_layout", f"sheet '{sheet.name}': {short}", table,
+                                             f"sheet '{sheet.name}': {full}")))
+    if not staged and not bad:
+        return [], Problem("unknown_layout", "no sheet of the workbook is read: every sheet is skipped by sheets.skip"), [], notes
     return staged, None, bad, notes
 
 
-def _cover(records, near: hd.Nearest | None) -> bool:
-    """A sheet that is no table: no row reaches two fields of a layout and no row holds three
-    figures (a report's cover: title, company, criteria; a notes sheet)."""
-    if near is not None and near.reached >= 2:
-        return False
-    figures = sum(1 for _, cells in records
-                  if sum(1 for c in cells if c is not None and _figure(c)) >= 3)
-    return figures == 0
-
-
-def _figure(cell: str) -> bool:
-    t = cell.strip().replace(",", "").replace("$", "").strip("()")
-    try:
-        float(t)
-    except ValueError:
-        return False
-    return bool(t)
+def _unread_above(records, found: hd.Found, shape: sh.Shape, sheet: str | None,
+                  delimiter: str | None) -> list[Sheet]:
+    """The lines above a header that hold a table of figures (``figures.run_of_figures``): an
+    unread table, taken out of the preamble said (the file is not read whole)."""
+    run = fg.run_of_figures(records[:found.first])
+    if run is None:
+        return []
+    lines = records[run[0]:run[1] + 1]
+    for _, cells in lines:
+        text = " ".join(c.strip() for c in cells if c and c.strip())
+        if text in shape.preamble:
+            shape.preamble.remove(text)
+    msg = fg.unread_message(lines, sheet, records[found.index][0])
+    return [Sheet(sheet, Problem("unread_table", msg, fg.lines_table(lines, sheet=sheet, delimiter=delimiter)))]
 
 
 def _stage_records(dataset: str, records, found: hd.Found, rel: str, key: HashKey,
@@ -279,7 +284,9 @@ def _stage_records(dataset: str, records, found: hd.Found, rel: str, key: HashKe
         table = rd.table_from_records(records[found.index:], sheet=sheet, delimiter=delimiter)
         shape = sh.Shape(preamble=[" ".join(c.strip() for c in cells if c and c.strip())
                                    for _, cells in records[:found.first]])
-    return _finish_shaped(dataset, table, m, shape, rel, key, context, notes)
+    unread = _unread_above(records, found, shape, sheet, delimiter)
+    staged, problem, bad, notes = _finish_shaped(dataset, table, m, shape, rel, key, context, notes)
+    return staged, problem, bad + unread, notes
 
 
 def _finish_shaped(dataset: str, table: rd.RawTable, m: hd.Match, shape: sh.Shape, rel: str, key: HashKey,
