@@ -85,6 +85,20 @@ def total_or_parts(profile, columns: dict[str, int]) -> tuple[dict[str, list[str
     return derived, missing
 
 
+def hints(match) -> list[str]:
+    """For each missing field named by a section or a position that the header does not have: one
+    line naming the profile's file, the key and what to write."""
+    src = match.profile.source or match.profile.name
+    out = []
+    for f, why in match.unresolved.items():
+        if f in match.missing or any(f in parts for col, parts in match.profile.either.items() if col in match.missing):
+            what = ("write the section as the header prints it" if "section" in why
+                    else "write the header of the column under it as printed" if "after" in why
+                    else "write the column's letter or number on this header")
+            out.append(f"{src}: fields.{f}: {why}; {what}")
+    return out
+
+
 def describe_missing(profile, f: str) -> str:
     """How a missing field is named in a message: its first alias, a column by its section or
     position, a total or its parts."""
@@ -98,4 +112,4 @@ def describe_missing(profile, f: str) -> str:
     return text
 
 
-__all__ = ["describe_missing", "resolve_refs", "total_or_parts"]
+__all__ = ["describe_missing", "hints", "resolve_refs", "total_or_parts"]

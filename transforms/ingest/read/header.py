@@ -132,6 +132,7 @@ class Nearest:
     index: int  # of the records
     line: int
     match: Match
+    hint: str = ""  # a profile's key that kept it from this sheet (``sheets.read``), to say with it
 
     @property
     def reached(self) -> int:

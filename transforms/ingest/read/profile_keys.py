@@ -18,9 +18,17 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 from transforms.ingest.read.vocabulary import _plain
 
@@ -115,7 +123,15 @@ class ColumnRef(BaseModel):
         return column_index(self.column) if self.column is not None else None
 
 
-Alias = str | ColumnRef
+def _tagged(choices: dict[str, type], pick) -> object:
+    """A union validated by the one branch ``pick`` names (its errors only, not every branch's);
+    the tags start with ``~`` (``profile_files`` leaves them out of the key it names)."""
+    return Annotated[Annotated[tuple(choices.values())[0], Tag(tuple(choices)[0])]
+                     | Annotated[tuple(choices.values())[1], Tag(tuple(choices)[1])], Discriminator(pick)]
+
+
+# a header as written, or a column named by its section or position
+Alias = _tagged({"~alias": str, "~ref": ColumnRef}, lambda v: "~ref" if isinstance(v, dict | ColumnRef) else "~alias")
 
 
 class TotalOrParts(BaseModel):
@@ -128,7 +144,8 @@ class TotalOrParts(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     total: list[Alias] = Field(min_length=1)
-    parts: list[list[Alias] | str] = Field(min_length=1)
+    parts: list[_tagged({"~aliases": list[Alias], "~field": str},
+                        lambda v: "~field" if isinstance(v, str) else "~aliases")] = Field(min_length=1)
 
 
 class Transposed(BaseModel):
@@ -147,6 +164,10 @@ class Transposed(BaseModel):
 
     label_columns: Literal[1, 2] = 1
 
+
+# a field's aliases, or its total column and its parts
+FieldSpec = _tagged({"~aliases": list[Alias], "~total_or_parts": TotalOrParts},
+                    lambda v: "~total_or_parts" if isinstance(v, dict | TotalOrParts) else "~aliases")
 
 MONEY_COLUMNS = ("gross_wages", "employer_taxes")
 HOURS_WORDS = {"hours", "hour", "hrs", "hr"}
@@ -178,5 +199,5 @@ def _what(field: str) -> str:
     return {"gross_wages": "gross pay column", "employer_taxes": "employer taxes column"}.get(field, "amount column")
 
 
-__all__ = ["Alias", "ColumnRef", "MONEY_COLUMNS", "SheetChoice", "TotalOrParts", "Transposed", "column_index",
+__all__ = ["Alias", "ColumnRef", "FieldSpec", "MONEY_COLUMNS", "SheetChoice", "TotalOrParts", "Transposed", "column_index",
            "unit_slip"]

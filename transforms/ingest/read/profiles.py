@@ -43,6 +43,7 @@ from transforms.ingest.read.profile_keys import (
     MONEY_COLUMNS,
     Alias,
     ColumnRef,
+    FieldSpec,
     SheetChoice,
     TotalOrParts,
     Transposed,
@@ -96,7 +97,7 @@ class Profile(BaseModel):
     # logical field -> header aliases (a header as written, or a column named by its section or
     # position: ``profile_keys.ColumnRef``), or a total column and the parts summed where the file
     # has no total (``profile_keys.TotalOrParts``)
-    fields: dict[str, list[Alias] | TotalOrParts]
+    fields: dict[str, FieldSpec]
     # canonical column -> logical fields summed (a blank part counts 0; all blank = missing)
     derived: dict[str, list[str]] = Field(default_factory=dict)
     # logical fields that may be absent from the header (a derived part, e.g. overtime; an
@@ -239,7 +240,7 @@ class Profile(BaseModel):
                 continue
             flat[f] = list(spec.total)
             names = []
-            for i, part in enumerate(spec.parts, start=1):
+            for i, part in enumerate(spec.parts):
                 if isinstance(part, str):
                     names.append(part)
                     continue
@@ -247,7 +248,7 @@ class Profile(BaseModel):
                 flat[names[-1]] = list(part)
             either[f] = names
         for f, parts in either.items():
-            for i, p in enumerate(parts, start=1):
+            for i, p in enumerate(parts):
                 if p not in flat or p in either:
                     raise ValueError(f"fields.{f}.parts.{i}: {p!r} is not a field: write a part as the list of its "
                                      f"headers ([{p}]) or the name of another field")

@@ -59,6 +59,8 @@ def plan_sheets(sheets: list[Sheet], cands: list) -> SheetPlan:
         if found is None and len(mine) < len(cands):  # the nearest of every layout: one its sheets.read left out
             other, o_near, o_records = tp.find_layout(cands, sheet.records)
             near = hd.Nearest(other.index, o_records[other.index][0], other.match) if other is not None else o_near
+            if near is not None and near.match.profile not in mine:
+                near.hint = _left_out(near.match.profile, sheet.name)
         if found is None:
             missed.append((sheet, near))
         else:
@@ -86,6 +88,17 @@ def plan_sheets(sheets: list[Sheet], cands: list) -> SheetPlan:
         else:
             plan.unknown.append((sheet, near))
     return plan
+
+
+def _left_out(profile, name: str) -> str:
+    """One line naming the profile's file and key that kept it from sheet ``name``, and what to write."""
+    src = profile.source or profile.name
+    choice = profile.sheets
+    if choice is not None and (pat := choice.skips(name)) is not None:
+        return f"{src}: sheets.skip: {pat!r} names sheet '{name}': remove it if the sheet is to be read"
+    pats = ", ".join(repr(p) for p in choice.read) if choice is not None else ""
+    return (f"{src}: sheets.read: no pattern ({pats}) names sheet '{name}': add its name or a pattern of it "
+            f"(e.g. '{name.split()[0]} *')")
 
 
 __all__ = ["Found", "SheetPlan", "plan_sheets"]

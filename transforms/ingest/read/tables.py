@@ -13,7 +13,6 @@ report's cover or notes sheet beside the data) is skipped and said.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -23,6 +22,7 @@ from transforms.ingest.read import context as ctx
 from transforms.ingest.read import figures as fg
 from transforms.ingest.read import header as hd
 from transforms.ingest.read import lines as ln
+from transforms.ingest.read import problems as pb
 from transforms.ingest.read import profile_files as pfiles
 from transforms.ingest.read import profiles as pf
 from transforms.ingest.read import readers as rd
@@ -31,9 +31,11 @@ from transforms.ingest.read import shape as sh
 from transforms.ingest.read import sheets as shp
 from transforms.ingest.read import simple
 from transforms.ingest.read import submission as sub
+from transforms.ingest.read import transpose as tp
 from transforms.ingest.read import workbooks as wbk
 from transforms.ingest.read.arrow_csv import read_delimited_arrow
 from transforms.ingest.read.context import FileContext
+from transforms.ingest.read.problems import Problem, Sheet
 from transforms.ingest.read.report_frame import STAGED_SUMS
 from transforms.ingest.read.simple import Piece, pieces, read_simple, read_simple_many
 from transforms.ingest.read.staging import (
@@ -54,45 +56,6 @@ def discover(root: Path, exclude: list[Path] | None = None) -> list[tuple[str | 
     return [(e.dataset, e.path) for e in sub.discover(root, exclude) if e.kind == "file"]
 
 
-@dataclass
-class Problem:
-    rule: str
-    message: str  # one short line (the file's message, the run's summary)
-    table: rd.RawTable | None = None  # the rows we could still split, to count and quarantine
-    detail: str | None = None  # the full message, for the rejects file
-
-
-@dataclass
-class Sheet:
-    """One table of a file that matched no profile (its rows are rejected as a whole)."""
-
-    sheet: str | None
-    problem: Problem
-
-
-def _no_match(dataset: str, near: hd.Nearest | None, where: str = "", hint: str = "") -> tuple[str, str]:
-    """(short, full) messages of a table no layout reads: the row it came closest with."""
-    if near is None:
-        msg = f"no row of the {where or 'file'} is the header of a {dataset} layout (no column of any layout found)"
-        return msg + (f". {hint}" if hint else ""), msg + (f". {hint}" if hint else "")
-    m = near.match
-    lead = (f"the header matches no known {dataset} layout; nearest: line {near.line}"
-            f"{f' of {where}' if where else ''}, by '{m.profile.name}' ({len(m.columns)} of "
-            f"{len(m.columns) + len(m.missing)} fields)")
-    short, full = [lead], [lead]
-    if m.missing:
-        short.append("missing column(s): " + hd.short_list(m.missing_headers()))
-        full.append("missing column(s): " + ", ".join(m.missing_headers()))
-    if m.duplicated:
-        short.append("two columns reach one field: " + hd.short_list(m.twice(), 2))
-        full.append("two columns reach one field: " + "; ".join(m.twice()))
-    if m.unmatched:
-        short.append("unmatched column(s): " + hd.short_list(m.unmatched))
-        full.append("unmatched column(s): " + ", ".join(m.unmatched))
-    tail = f". {hint}" if hint else ""
-    return "; ".join(short) + tail, "; ".join(full) + tail
-
-
 def read_tables(dataset: str, path: Path, rel: str, key: HashKey, context: FileContext | None = None
                 ) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
     """(staged tables, whole-file problem, sheets that matched nothing, notes). ``context``: what
@@ -110,10 +73,15 @@ def read_tables(dataset: str, path: Path, rel: str, key: HashKey, context: FileC
     cands = _candidates(dataset, "csv", context, ext)
     if not cands:
         return [], Problem("unknown_layout", f"no {dataset} layout is a {ext} file"), [], notes
-    first, _ = simple.first_line_layout(cands, data)
+    turned = [p for p in cands if p.transposed is not None]  # read from every line, once nothing else reads the file
+    cands = [p for p in cands if p.transposed is None]
+    first, _ = simple.first_line_layout(cands, data) if cands else (None, None)
     if first is not None and not first[0].profile.shaped:
         return _read_header_first(dataset, data, first, rel, key, context, notes)
-    found = _find_in_text(cands, data)
+    found = _find_in_text(cands, data) if cands else Problem("unknown_layout", f"no {dataset} layout reads the file")
+    if isinstance(found, Problem) and turned and (got := tp.find_in_text(turned, data)) is not None:
+        records, hit, delim = got
+        return _stage_records(dataset, records, hit, rel, key, context, notes, delimiter=delim)
     if isinstance(found, Problem):
         return [], found, [], notes
     text, head, hit, enc, delim = found
@@ -147,7 +115,7 @@ def _read_header_first(dataset: str, data: bytes, first: tuple[hd.Match, str], r
             return [], Problem(exc.rule, exc.message), [], notes
     m = hd.match_headers(m.profile, table.headers)
     if not m.ok:
-        short, full = _no_match(dataset, hd.Nearest(0, table.header_line, m))
+        short, full = pb.no_match(dataset, hd.Nearest(0, table.header_line, m))
         return [], Problem("unknown_layout", short, detail=full), [], notes
     notes += simple.table_notes(table, enc, m)
     return _finish_table(dataset, table, m, rel, key, context, notes, sh.Shape())
@@ -190,7 +158,7 @@ def _find_in_text(cands: list[pf.Profile], data: bytes):
                 near = hd.find_layout([p], got[0])[1] if got is not None else None
                 if near is not None and (nearest is None or hd._score(near.match) > hd._score(nearest.match)):
                     nearest = near
-        return _unknown_layout(cands[0].dataset, cands, data, nearest)
+        return pb.unknown_layout(cands[0].dataset, cands, data, nearest)
     found, enc, d, text = best
     head = by_text[("|".join(next(p for p in cands if p.name == found.match.profile.name).encodings), d)][0]
     return text, head, found, enc, d
@@ -238,7 +206,7 @@ def _read_workbook(dataset: str, path: Path, rel: str, key: HashKey, context: Fi
         for sheet, near in plan.unread:
             msg = fg.unread_message(sheet.records, sheet.name)
             bad.append(Sheet(sheet.name, Problem("unread_table", msg, fg.lines_table(sheet.records, sheet=sheet.name),
-                                                 f"{msg}; {_no_match(dataset, near, f'sheet {sheet.name!r}')[1]}")))
+                                                 f"{msg}; {pb.no_match(dataset, near, f'sheet {sheet.name!r}')[1]}")))
         for sheet in plan.covers:
             notes.append(f"sheet '{sheet.name}' skipped: no header row and no figures (a cover or notes sheet, "
                          f"{len(sheet.records)} line(s))")
@@ -249,7 +217,7 @@ def _read_workbook(dataset: str, path: Path, rel: str, key: HashKey, context: Fi
         rest = [*plan.unread, *plan.unknown, *((s, None) for s in plan.covers)]
     for sheet, near in sorted(rest, key=lambda x: plan.order.index(x[0].name)):
         table = rd.table_from_records(sheet.records, sheet=sheet.name)
-        short, full = _no_match(dataset, near, f"sheet '{sheet.name}'")
+        short, full = pb.no_match(dataset, near, f"sheet '{sheet.name}'")
         bad.append(Sheet(sheet.name, Problem("unknown_layout", f"sheet '{sheet.name}': {short}", table,
                                              f"sheet '{sheet.name}': {full}")))
     if not staged and not bad:
@@ -313,34 +281,6 @@ def _finish_table(dataset: str, table: rd.RawTable, m: hd.Match, rel: str, key: 
     st.structural += shape.errors + mismatch
     st.shape = shape
     return [st], None, [], notes
-
-
-def _unknown_layout(dataset: str, cands: list, data: bytes, nearest: hd.Nearest | None) -> Problem:
-    hint = ""
-    for alt in [",", ";", "\t", "|"]:
-        for p in cands:
-            if alt in p.delimiters:
-                continue
-            try:
-                text, _ = rd.decode(data, list(p.encodings) + ["latin-1"])
-                found, _ = hd.find_layout([p], rd.delimited_records(text, alt, limit=p.header_within))
-            except rd.FileUnreadable:
-                found = None
-            if found is not None:
-                hint = (f"The header matches the '{p.name}' layout when split on {alt!r}, but that "
-                        f"layout is delimited by {' or '.join(repr(x) for x in p.delimiters)}: "
-                        "export it again with that delimiter.")
-                break
-        if hint:
-            break
-    first = cands[0]
-    try:
-        text, _ = rd.decode(data, list(first.encodings) + ["latin-1"])
-        table = rd.read_delimited(text, first.delimiters[0])
-    except rd.FileUnreadable:
-        table = None
-    short, full = _no_match(dataset, nearest, hint=hint)
-    return Problem("unknown_layout", short, table, full)
 
 
 __all__ = ["Piece", "Problem", "Sheet", "discover", "pieces", "read_simple", "read_simple_many", "read_tables",

@@ -11,6 +11,7 @@ is found and the rows read as in any other table (``header``, ``shape``, ``stagi
 from __future__ import annotations
 
 from transforms.ingest.read import header as hd
+from transforms.ingest.read import readers as rd
 
 Records = list[tuple[int, list[str | None]]]
 
@@ -55,4 +56,20 @@ def find_layout(cands: list, records: Records) -> tuple[hd.Found | None, hd.Near
     return found, (near if found is None else None), used
 
 
-__all__ = ["find_layout", "transposed"]
+def find_in_text(cands: list, data: bytes) -> tuple[Records, hd.Found, str] | None:
+    """(every record of a delimited file, the header of a transposed layout found in them, the
+    delimiter), the layout reaching most fields; None when none reads it."""
+    best: tuple[Records, hd.Found, str] | None = None
+    for p in cands:
+        for d in p.delimiters:
+            try:
+                text, _ = rd.decode(data, p.encodings)
+            except rd.FileUnreadable:
+                continue
+            found, _, records = find_layout([p], rd.delimited_records(text, d))
+            if found is not None and (best is None or len(found.match.columns) > len(best[1].match.columns)):
+                best = (records, found, d)
+    return best
+
+
+__all__ = ["find_in_text", "find_layout", "transposed"]
