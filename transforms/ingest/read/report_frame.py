@@ -8,7 +8,8 @@ section's header, the fields carried from block lines, labelled values and the f
 the ``shape.Shape`` of the other lines (counted; the totals lines checked). ``None`` when the
 profile asks for what only the line-by-line walk does (a block label anywhere on a line, a
 pattern the Rust regex engine does not take, sections of a two-row header or labels restricted to
-columns that move between sections): the caller then walks the lines in Python.
+columns that move between sections, a totals label in any cell): the caller then walks the lines in
+Python.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def walk(frame: pl.DataFrame, found: hd.Found, records, rel: str, sheet: str | N
     walked as ``shape.shape_report`` walks it, or None (see the module's docstring)."""
     match = found.match
     profile, layout = match.profile, match.profile.report
-    if any(not b.first for b in layout.blocks) or not _ok(
+    if any(not b.first for b in layout.blocks) or any(not t.first for t in layout.totals) or not _ok(
             [*(b.label for b in layout.blocks), *(b.value for b in layout.blocks), *(t.label for t in layout.totals),
              *layout.notes, *layout.end, *(v.label for v in layout.labels), *(v.value for v in layout.labels)]):
         return None

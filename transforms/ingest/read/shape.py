@@ -185,6 +185,9 @@ def _read_line(records, k: int, walk: _Walk, shape: Shape, match: hd.Match, wher
         shape.summary += sum(1 for _, c in records[k:] if ln.first_cell(c) is not None)
         return False
     total = next((t for t in layout.totals if re.fullmatch(t.label, text, re.I)), None)
+    if total is None:  # a label in any cell of the line
+        total = next((t for t in layout.totals if not t.first and any(
+            c and re.fullmatch(t.label, c.strip(), re.I) for c in cells)), None)
     if total is not None:
         shape.totals += 1
         ln.close_group(walk, layout, profile.date_formats)

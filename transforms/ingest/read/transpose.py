@@ -20,12 +20,18 @@ def _filled(c: str | None) -> bool:
     return c is not None and bool(c.strip())
 
 
+def table_start(records: Records, label_columns: int = 1) -> int | None:
+    """The index of a transposed table's first line: the first holding a value beside its labels
+    (the lines above it stay lines; in the transposed records, the header's index)."""
+    return next((i for i, (_, cells) in enumerate(records) if any(_filled(c) for c in cells[label_columns:])), None)
+
+
 def transposed(records: Records, label_columns: int = 1) -> Records:
     """``records`` with the table's columns as lines (see the module's docstring): the lines above
     the table, the label column(s) (2: the group's above the item's, a two-row header), then one
     line per column that holds a value."""
     n = label_columns
-    start = next((i for i, (_, cells) in enumerate(records) if any(_filled(c) for c in cells[n:])), None)
+    start = table_start(records, n)
     if start is None:
         return records
     body = records[start:]
@@ -72,4 +78,4 @@ def find_in_text(cands: list, data: bytes) -> tuple[Records, hd.Found, str] | No
     return best
 
 
-__all__ = ["find_in_text", "find_layout", "transposed"]
+__all__ = ["find_in_text", "find_layout", "table_start", "transposed"]
