@@ -315,3 +315,58 @@ def test_a_transposed_table_saved_as_csv_is_read_alike(tmp_path, monkeypatch):
     (rec,) = [f for f in report.files if f.dataset == "payroll"]
     assert (rec.status, rec.profile, rec.rows_accepted) == ("accepted", "acme_runs", 2), rec.message
     assert read_payroll(tmp_path / "w") == {k: v for k, v in expected().items() if k[1] == "2023-01-06"}
+
+
+BLOCKS = """name: acme_blocks
+product: Acme Payroll (check register, a block per check)
+description: A block per check, its employee and check date above a header of four sections side by side.
+number: {blank: zero}
+period_from_pay_date: {rule: period_ending_on_pay_date}
+report:
+  blocks:
+    - {label: 'employee:\\s*(?P<employee_id>\\d+)\\s+(?P<employee_name>.+)'}
+    - {label: "check date", fields: [pay_date]}
+  totals:
+    - {label: "check total", checks: [hours, gross_wages, employer_taxes], scope: since_last}
+fields:
+  hours: [{header: Hours, section: Earnings}]
+  gross_wages: [{header: Amount, section: Earnings}]
+  employer_taxes: [{header: Amount, section: Employer Taxes}]
+"""
+SECTIONS = "Earnings,Hours,Amount,Deductions,Amount,Taxes,Amount,Employer Taxes,Amount"
+BLOCK_LINES = [
+    "Check Register,,,,,,,,", "Employee: 1001 Rivera Ana,,,,,,,,", "Check Date: 01/06/2023,,,,,,,,", SECTIONS,
+    "Regular,80,1130.40,Medical,50.00,Federal Income Tax,90.00,Social Security,70.08",
+    "Overtime,2,42.39,,,Social Security,70.08,Medicare,16.39",
+    ",,,,,Medicare,16.39,FUTA,6.78",
+    "Check Total,82,1172.79,,50.00,,176.47,,93.25",
+    "Employee: 1002 Ortiz Ben,,,,,,,,", "Check Date: 01/06/2023,,,,,,,,", SECTIONS,
+    "Regular,72,1017.36,,,Federal Income Tax,80.00,Social Security,63.08",
+    "Check Total,72,1017.36,,,,80.00,,63.08",
+]
+
+
+@pytest.mark.parametrize("fmt", ["csv", "xlsx"])
+def test_a_block_per_check_with_four_sections_side_by_side(tmp_path, monkeypatch, fmt):
+    """The register's lines walked as one frame (CSV) or line by line (a workbook): the blocks'
+    employee and check date, the header repeated per block, each section's Amount its own column,
+    the check's totals line checked against its lines."""
+    import csv
+    import io
+
+    monkeypatch.setenv("IMPCREDIT_PROFILES", str(profiles(tmp_path, BLOCKS)))
+    sub = submission(tmp_path / "sub")
+    folder = sub / "payroll" / EMPLOYER
+    rows = list(csv.reader(io.StringIO("\n".join(BLOCK_LINES))))
+    if fmt == "csv":
+        (folder / "register.csv").write_text("\n".join(BLOCK_LINES) + "\n")
+    else:
+        workbook(folder / "register.xlsx", {"Register": [[c if c else None for c in r] for r in rows]})
+    (sub / "payroll" / "files.csv").write_text(f"file,employer_id,pay_frequency\n{EMPLOYER}/register.{fmt},{EMPLOYER},biweekly\n")
+    report = ingest_folder(sub, tmp_path / "w", KEY)
+    (rec,) = [f for f in report.files if f.dataset == "payroll"]
+    assert (rec.status, rec.profile, rec.rows_accepted) == ("accepted", "acme_blocks", 4), rec.message
+    assert "2 totals line(s)" in rec.message and "1 repeated header(s)" in rec.message
+    lake = scan_lake(tmp_path / "w", "payroll").collect().group_by("employee_id").agg(
+        pl.col("hours").sum(), pl.col("gross_wages").sum().round(2), pl.col("employer_taxes").sum().round(2)).sort("employee_id")
+    assert lake.rows() == [("1001", 82.0, 1172.79, 93.25), ("1002", 72.0, 1017.36, 63.08)]
