@@ -47,9 +47,11 @@ def no_match(dataset: str, near: hd.Nearest | None, where: str = "", hint: str =
     if m.unmatched:
         short.append("unmatched column(s): " + hd.short_list(m.unmatched))
         full.append("unmatched column(s): " + ", ".join(m.unmatched))
-    said = [h for h in (near.hint, *cr.hints(m), hint) if h]
-    tail = f". {'. '.join(said)}" if said else ""
-    return "; ".join(short) + tail, "; ".join(full) + tail
+    # a profile's key that kept it from the file comes first: it says what to write
+    keys = [h for h in (near.hint, *cr.hints(m)) if h]
+    head = f"{'. '.join(keys)}. " if keys else ""
+    tail = f". {hint}" if hint else ""
+    return head + "; ".join(short) + tail, head + "; ".join(full) + tail
 
 
 def unknown_layout(dataset: str, cands: list, data: bytes, nearest: hd.Nearest | None) -> Problem:
