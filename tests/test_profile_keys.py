@@ -370,3 +370,22 @@ def test_a_block_per_check_with_four_sections_side_by_side(tmp_path, monkeypatch
     lake = scan_lake(tmp_path / "w", "payroll").collect().group_by("employee_id").agg(
         pl.col("hours").sum(), pl.col("gross_wages").sum().round(2), pl.col("employer_taxes").sum().round(2)).sort("employee_id")
     assert lake.rows() == [("1001", 82.0, 1172.79, 93.25), ("1002", 72.0, 1017.36, 63.08)]
+
+
+def test_a_transposed_row_with_no_label_is_named_by_its_position(tmp_path, monkeypatch):
+    """The employees' names across the top with no label beside them: ``{column: 2}`` (the
+    table's second row), the names as the ids."""
+    def unlabelled(ws) -> None:
+        run_tab("01/06/2023")(ws)
+        ws["A5"] = None  # the "Employee" label of the names' row
+
+    text = TRANSPOSED.replace("  employee_id: [Employee ID]\n", "  employee_name: [{column: 2}]\n").replace(
+        "transposed:", "employee_id_from: [employee_name]\ntransposed:")
+    monkeypatch.setenv("IMPCREDIT_PROFILES", str(profiles(tmp_path, text)))
+    sub = submission(tmp_path / "sub")
+    workbook(sub / "payroll" / EMPLOYER / "register.xlsx", {"Run 2023-01-06": unlabelled})
+    report = ingest_folder(sub, tmp_path / "w", KEY)
+    (rec,) = [f for f in report.files if f.dataset == "payroll"]
+    assert (rec.status, rec.rows_accepted) == ("accepted", 2), rec.message
+    ids = sorted(scan_lake(tmp_path / "w", "payroll").collect()["employee_id"])
+    assert ids == ["Ortiz, Ben", "Rivera, Ana"]

@@ -32,8 +32,8 @@ def resolve_refs(profile, headers: list[str], own: list[str] | None,
 
 
 def _position(ref: ColumnRef, lower: list[str], lower_keys, upper_keys, key) -> int | None:
-    if ref.position is not None:
-        return ref.position if ref.position < len(lower) and lower[ref.position] else None
+    if ref.position is not None:  # a column by its place, whether or not it has a header
+        return ref.position if ref.position < len(lower) else None
     section, header = key(ref.section), key(ref.header)
     # a section above the columns (a two-row header): the first column under it, at or after it
     for s, k in enumerate(upper_keys):
@@ -57,9 +57,7 @@ def _same_section(upper_keys, s: int, c: int) -> bool:
 
 def _why_not(ref: ColumnRef, lower: list[str], lower_keys, upper_keys, key) -> str:
     if ref.position is not None:
-        if ref.position >= len(lower):
-            return f"column {ref.column} is beyond the header's {len(lower)} column(s)"
-        return f"column {ref.column} has no header"
+        return f"column {ref.column} is beyond the header's {len(lower)} column(s)"
     section = key(ref.section)
     if section not in lower_keys and section not in upper_keys:
         return f"section {ref.section!r} is on no cell of the header"

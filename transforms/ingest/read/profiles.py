@@ -27,6 +27,9 @@ as ``Check Date: 01/06/2023`` or the employee named above their rows, notes, fie
 name: ``report_layout``), ``period_from_pay_date`` (only check dates: the period from the pay
 date and the pay frequency of the line or, where the report has none, of the file, stated in
 ``payroll/files.csv``), ``employee_id_from`` (no employee id: the printed name is the id).
+And what a header of aliases cannot say (``profile_keys``): ``sheets`` (the sheets read and
+skipped by name), ``transposed`` (items down the side), a column named by its section or position,
+a field from its total or its parts, and ``trust_aliases`` (the unit guard's exceptions).
 """
 
 from __future__ import annotations

@@ -97,8 +97,8 @@ def _left_out(profile, name: str) -> str:
     if choice is not None and (pat := choice.skips(name)) is not None:
         return f"{src}: sheets.skip: {pat!r} names sheet '{name}': remove it if the sheet is to be read"
     pats = ", ".join(repr(p) for p in choice.read) if choice is not None else ""
-    return (f"{src}: sheets.read: no pattern ({pats}) names sheet '{name}': add its name or a pattern of it "
-            f"(e.g. '{name.split()[0]} *')")
+    example = f"'{name.split()[0]} *'" if " " in name.strip() else repr(name)
+    return f"{src}: sheets.read: no pattern ({pats}) names sheet '{name}': add its name or a pattern of it (e.g. {example})"
 
 
 __all__ = ["Found", "SheetPlan", "plan_sheets"]
