@@ -7,8 +7,10 @@ it is, loads and reads its export whole (``layouts check``). The exports are bui
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
+import polars as pl
 import pytest
 import yaml
 
@@ -18,6 +20,7 @@ from transforms.ingest import ingest_folder
 from transforms.ingest import layout_check as lc
 from transforms.ingest.read import draft_guess as dg
 from transforms.ingest.read.draft import draft_profile, draft_yaml
+from transforms.ingest.store.lake import scan_lake
 from transforms.pii import load_key
 
 KEY = load_key({})
@@ -134,3 +137,120 @@ def test_an_hours_column_is_never_drafted_as_money(tmp_path):
     assert "employer_taxes" not in yaml.safe_load(text)["fields"]
     assert "# CHECK: 'Employer Taxes' reads as employer_taxes but its header says money, its values hours" in text
     assert "# NOT FOUND, to add by hand (the column's header as written): employer_taxes" in text
+
+
+# two pay runs, (name, hours, gross, employer taxes): a tab each, named by its check date
+RUN_SHEETS = {"Jan 6, 23": [("Ortiz, Ben", 72, 1017.36, 111.40), ("Rivera, Ana", 80, 1130.40, 123.78)],
+              "Jan 20, 23": [("Ortiz, Ben", 70, 989.10, 108.31), ("Rivera, Ana", 82, 1172.79, 128.42)]}
+
+
+def pay_run_sheet(date: str):
+    """A pay run's tab as a desktop product exports it: the employees across row 1, each over a
+    group of columns (Hours, Rate, the amount headed by the check date, spacers between), the
+    items down columns A-D by outline level, a TOTAL group."""
+    people = RUN_SHEETS[date]
+
+    def write(ws) -> None:
+        groups = [*people, ("TOTAL", sum(p[1] for p in people), round(sum(p[2] for p in people), 2),
+                            round(sum(p[3] for p in people), 2))]
+        row1, row2 = [None] * 4, [None] * 4
+        for name, *_ in groups:
+            row1 += [name, None, None, None, None, None]
+            row2 += ["Hours", None, "Rate", None, date, None]
+        ws.append(row1)
+        ws.append(row2)
+        ws.append(["Employee Wages, Taxes and Adjustments"])
+        ws.append([None, None, "Gross Pay"])
+
+        def line(level: int, label: str, hours=None, rate=None, amount=None) -> list:
+            cells = [None] * 4
+            cells[level] = label
+            for _, h, g, t in groups:
+                v = {"hours": h, "gross": g, "taxes": t}
+                cells += [v.get(hours), None, rate, None, v.get(amount), None]
+            return cells
+
+        ws.append(line(3, "Hourly Rate", "hours", 14.13, "gross"))
+        ws.append(line(2, "Total Gross Pay", "hours", None, "gross"))
+        ws.append(line(0, "Net Pay", "hours", None, "gross"))
+        ws.append(["Employer Taxes and Contributions"])
+        ws.append(line(0, "Total Employer Taxes and Contributions", None, None, "taxes"))
+    return write
+
+
+def test_a_workbook_of_pay_run_tabs_with_a_group_of_columns_per_employee_is_drafted_to_read_it(tmp_path, monkeypatch):
+    sub = submission(tmp_path / "sub")
+    path = workbook(sub / "payroll" / EMPLOYER / "Payroll Summary 2023.xlsx",
+                    {"Summary": [["Acme Bakery LLC"], ["Employees", 2], ["Pay runs", 2], ["Total gross pay", 4309.65],
+                                 ["Total employer taxes and contributions", 471.91]],
+                     **{d: pay_run_sheet(d) for d in RUN_SHEETS}})
+    (sub / "payroll" / "files.csv").write_text(
+        f"file,employer_id,pay_frequency,pay_lag_days\n{EMPLOYER}/{path.name},{EMPLOYER},biweekly,6\n")
+    text = drafted(path, tmp_path / "profiles", "acme_summary")
+    assert "transposed: {label_columns: 4, group_row: 1, heading_row: 2}" in text and 'skip: ["Summary"]}' in text
+    profile = yaml.safe_load(text)
+    assert profile["fields"] == {"hours": ["Total Gross Pay Hours"], "gross_wages": ["Total Gross Pay +4"],
+                                 "employer_taxes": ["Total Employer Taxes and Contributions +4"],
+                                 "employee_name": [{"column": 1}]}
+    assert profile["report"]["sheet_name"]["date_format"] == "%b %d, %y" and "DOES NOT LOAD" not in text
+    monkeypatch.setenv("IMPCREDIT_PROFILES", str(tmp_path / "profiles"))
+    got = lc.check_file(path)
+    assert got.read_whole and got.rows == 4, (got.problem, got.rejects)
+    ingest_folder(sub, tmp_path / "w", KEY)
+    lake = scan_lake(tmp_path / "w", "payroll").collect()
+    read = {(r["employee_id"], r["pay_date"].isoformat()): (r["hours"], r["gross_wages"], r["employer_taxes"])
+            for r in lake.iter_rows(named=True)}
+    assert read == {(n, dt.datetime.strptime(d, "%b %d, %y").date().isoformat()): (h, g, t)
+                    for d, people in RUN_SHEETS.items() for n, h, g, t in people}
+
+
+CHECKS = [
+    ["Acme Bakery LLC"], ["Payroll Details"], ["Pay Date: 01/13/2023"], ["Pay Period: 12/31/2022 - 01/13/2023"], [],
+    ["Employee", "Hours and Earnings", "Hours", "Amount", "Deductions", "Amount", "Employee Taxes", "Amount",
+     "Employer Taxes", "Amount"],
+    ["Ortiz, Ben"],
+    [None, "Regular", 72, 1017.36, "401(k)", 20, "Social Security", 63.08, "Social Security", 63.08],
+    [None, None, None, None, None, None, "Medicare", 14.75, "Medicare", 14.75],
+    [None, None, None, None, None, None, None, None, "FUTA", 6.10],
+    ["Paycheck Totals", None, 72, 1017.36, None, 20, None, 77.83, None, 83.93],
+    ["Rivera, Ana"],
+    [None, "Regular", 80, 1130.40, None, None, "Social Security", 70.08, "Social Security", 70.08],
+    [None, "Overtime", 2, 42.39, None, None, "Medicare", 17.01, "Medicare", 17.01],
+    ["Paycheck Totals", None, 82, 1172.79, None, None, None, 87.09, None, 87.09],
+    ["Payroll Totals", "Regular", 152, 2147.76, "401(k)", 20, "Social Security", 133.16, "Social Security", 133.16],
+    ["Employees 2", "Overtime", 2, 42.39, None, None, "Medicare", 31.76, "Medicare", 31.76],
+    [None, None, None, None, None, None, None, None, "FUTA", 6.10],
+    ["Total", None, 154, 2190.15, None, 20, None, 164.92, None, 171.02],
+]
+
+
+def test_a_block_per_paycheck_named_on_its_own_line_with_a_summary_is_drafted_to_read_it(tmp_path, monkeypatch):
+    """The employee alone on a line above each paycheck's code lines, the sections side by side, a
+    Paycheck Totals line each, the payroll's totals by code after the last paycheck."""
+    sub = submission(tmp_path / "sub")
+    path = workbook(sub / "payroll" / EMPLOYER / "Payroll Details.xlsx", {"Payroll Details": CHECKS})
+    text = drafted(path, tmp_path / "profiles", "acme_details")
+    profile = yaml.safe_load(text)
+    assert profile["fields"]["gross_wages"] == [{"header": "Amount", "section": "Hours and Earnings"}]
+    assert profile["fields"]["employer_taxes"] == [{"header": "Amount", "section": "Employer Taxes"}]
+    assert {"label": "(?P<employee_name>[^,\\d]+, [^,\\d]+)", "alone": True} in profile["report"]["blocks"]
+    assert profile["report"]["end"] == ["payroll totals"]
+    monkeypatch.setenv("IMPCREDIT_PROFILES", str(tmp_path / "profiles"))
+    got = lc.check_file(path)
+    assert got.read_whole, (got.problem, got.rejects)
+    ingest_folder(sub, tmp_path / "w", KEY)
+    lake = scan_lake(tmp_path / "w", "payroll").collect().group_by("employee_id").agg(
+        pl.col("hours").sum(), pl.col("gross_wages").sum().round(2), pl.col("employer_taxes").sum().round(2)).sort("employee_id")
+    assert lake.rows() == [("Ortiz, Ben", 72.0, 1017.36, 83.93), ("Rivera, Ana", 82.0, 1172.79, 87.09)]
+
+
+@pytest.mark.parametrize(("header", "field"), [
+    ("Employer additional taxes", "er_additional"), ("Medicare Company", "er_medicare"),
+    ("NJ - Unemployment Company", "er_sui"), ("Federal Unemployment", "er_futa"), ("Employer 401(k) Match", None),
+    ("Total Employer Taxes and Contributions +4", "employer_taxes"), ("Adjusted Gross Pay", None),
+    ("Total Gross Pay Hours", "hours"), ("Hours and Earnings Amount", "gross_wages"),
+])
+def test_what_a_header_reaches(header, field):
+    from transforms.ingest.read import profile_files as pfiles
+
+    assert dg.reach(pfiles.vocabulary().reader(), dg.no_place(header)) == field

@@ -269,7 +269,9 @@ fields:
     (BASE + "trust_aliases: [net_pay]\n", "trust_aliases", "'net_pay' is not a field"),
     (BASE.replace("  employer_taxes: [Employer Taxes]\n", "  employer_taxes: {total: [Employer Taxes], parts: [er_x]}\n"),
      "fields.employer_taxes.parts.0", "'er_x' is not a field"),
-    (BASE + "transposed: {label_columns: 2}\n", "transposed.label_columns", "write report: {header_rows: 2}"),
+    (BASE + "transposed: {label_columns: 1}\nreport: {header_rows: 2}\n", "transposed.label_columns",
+     "write label_columns: 2"),
+    (BASE + "transposed: {heading_row: 2}\n", "transposed", "write group_row too"),
 ])
 def test_a_profile_that_slips_is_one_line_naming_file_key_and_what_to_write(tmp_path, text, key, said):
     d = profiles(tmp_path, text)

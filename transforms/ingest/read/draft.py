@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from transforms.ingest.read import draft_guess as dg
+from transforms.ingest.read import draft_lines as dl
 from transforms.ingest.read import figures as fg
 from transforms.ingest.read import profile_files as pfiles
 from transforms.ingest.read import readers as rd
@@ -53,6 +54,10 @@ class Draft:
     sheets_read: list[str] = field(default_factory=list)  # name patterns (``sheets.read``)
     sheets_skip: list[str] = field(default_factory=list)
     transposed: bool = False
+    transposed_spec: tuple[int, int | None, int | None] = (1, None, None)  # label columns, group row, heading row
+    sheet_date: tuple[str, str] | None = None  # the pay date in the sheets' names: (pattern, date format)
+    employee_block: str | None = None  # the label of a line naming the employee alone (a block per paycheck)
+    end: list[str] = field(default_factory=list)  # a line from which on the report is its summary (report.end)
     ids_from: list[str] = field(default_factory=list)  # employee_id_from
     # a total seen on some of the sheets read and not on others: the field is its total or its parts
     either: dict[str, str] = field(default_factory=dict)
@@ -63,6 +68,9 @@ class Draft:
     check: list[str] = field(default_factory=list)  # what the analyst should check
 
 
+SUMMARY_NAMES = re.compile(r"summary|totals?\b|notes?\b|criteria|cover|instructions|read ?me", re.I)
+
+
 @dataclass
 class _Candidate:
     sheet: str | None
@@ -71,11 +79,14 @@ class _Candidate:
     reached: frozenset[str]
     rows: int
     transposed: bool
+    spec: tuple[int, int | None, int | None] = (1, None, None)  # a transposed table's label columns, group and heading rows
 
     @property
     def rank(self) -> tuple:
-        return (len(self.reached) >= 3, len(self.reached) * min(self.rows, 3), len(self.reached), self.rows,
-                not self.transposed)
+        """A sheet named as a summary, notes or criteria comes last; then the header reaching most
+        fields over most lines."""
+        return (not (self.sheet and SUMMARY_NAMES.search(self.sheet)), len(self.reached) >= 3,
+                len(self.reached) * min(self.rows, 3), len(self.reached), self.rows, not self.transposed)
 
 
 def _tables(path: Path) -> list[tuple[str | None, Records]]:
@@ -104,11 +115,13 @@ def _candidate(words, sheet: str | None, records: Records) -> _Candidate | None:
         cand = _Candidate(sheet, records, i, got, rows, False)
         if got and (best is None or (len(got), -i) > (len(best.reached), -best.index)):
             best = cand
-    start = tp.table_start(records)
+    n = dl.label_columns(records)
+    start = tp.table_start(records, n)
     if start is not None:
-        turned = tp.transposed(records)
-        got = _reached(words, turned[start][1])
-        cand = _Candidate(sheet, turned, start, got, len(turned) - start - 1, True)
+        group = dl.groups(records[start:], n)
+        turned = tp.transposed(records, n, group_row=group[0], heading_row=group[1])
+        got = _reached(words, [dg.no_place(c) for c in turned[start][1] if c])
+        cand = _Candidate(sheet, turned, start, got, len(turned) - start - 1, True, (n, *group))
         if got and (best is None or len(got) > len(best.reached) + 1):
             best = cand
     return best
@@ -123,7 +136,7 @@ def draft_profile(path: Path, name: str | None = None) -> Draft:
         raise ValueError(f"{path}: no line among the first 60 names a payroll column (employee, hours, gross pay ...)")
     best = max(cands, key=lambda c: c.rank)
     d = Draft(name or _slug(path.stem), path.name, best.index, best.records[best.index][0], title_lines=best.index,
-              sheet=best.sheet, transposed=best.transposed)
+              sheet=best.sheet, transposed=best.transposed, transposed_spec=best.spec)
     alike = _choose_sheets(d, best, cands, [s for s, _ in tables]) if len(tables) > 1 else [best]
     header = [(c or "").strip() for c in best.records[best.index][1]]
     below = best.records[best.index + 1:best.index + 2001]
@@ -131,24 +144,28 @@ def draft_profile(path: Path, name: str | None = None) -> Draft:
               for k in range(len(header))]
     _columns(d, words, header, values)
     _employee(d, header, values)
+    alone = dl.employee_lines(d, header, best.records[best.index + 1:])
     _totals_or_parts(d, words, alike)
     _blank_figures(d, values)
     d.date_format = _date_format([c for _, cells in below for c in cells if c])
-    if not best.transposed:
-        d.totals = dg.totals(best.records[best.index + 1:], len(header))
+    d.totals = dg.totals(best.records[best.index + 1:], len(header))
+    if alone:
+        dl.summary_end(d, best.records[best.index + 1:], alone)
     d.blocks = [b for b in dg.blocks(words, best.records[:best.index] + best.records[best.index + 1:])
                 if not set(b[1]) & set(d.fields)]
     _pay_date(d, header, values)
+    _sheet_dates(d, alike)
     if not best.transposed:
-        d.notes = dg.notes(best.records[best.index + 1:], {label for label, _, _ in [*d.totals, *d.blocks]})
+        d.notes = dg.notes(best.records[best.index + 1:], {label for label, _, _ in [*d.totals, *d.blocks]}
+                           | set(d.end), frozenset(alone))
     _say(d)
     return d
 
 
 def _choose_sheets(d: Draft, best: _Candidate, cands: list[_Candidate], names: list[str]) -> list[_Candidate]:
     """The sheets laid out like the chosen one are read, the others passed over (by name)."""
-    alike = [c for c in cands if c.transposed == best.transposed and len(c.reached & best.reached) * 2 > len(
-        best.reached) and len(c.reached) >= 3]
+    alike = [c for c in cands if c.transposed == best.transposed and c.spec == best.spec and len(
+        c.reached & best.reached) * 2 > len(best.reached) and len(c.reached) >= 3]
     read = [c.sheet for c in alike]
     others = [n for n in names if n not in read]
     d.sheets_read, d.sheets_skip = dg.sheet_patterns(read, others)
@@ -186,8 +203,9 @@ def _columns(d: Draft, words, header: list[str], values: list[list[str]]) -> Non
         own = header[k]
         unit = dg.unit(own, values[k]) or (dg.unit(f"{secs[k]} {own}", values[k]) if secs[k] else None)
         repeated = count[words.words(own)] > 1
-        f, alias = dg.reach(words, own), own
-        if (f is None or repeated) and secs[k] and (g := dg.reach(words, f"{secs[k]} {own}")) is not None:
+        f, alias = dg.reach(words, dg.no_place(own)), own
+        if (f is None or repeated) and secs[k] and (g := dg.reach(words, f"{secs[k]} {dg.no_place(own)}",
+                                                                  loose=False)) is not None:
             f, alias = g, {"header": own, "section": secs[k]}
         elif repeated:
             alias = {"column": fg.letters(k)} if not d.transposed else {"column": k + 1}
@@ -245,6 +263,18 @@ def _pay_date(d: Draft, header: list[str], values: list[list[str]]) -> None:
             return
 
 
+def _sheet_dates(d: Draft, alike: list[_Candidate]) -> None:
+    """No pay date or period found, and every sheet read named by a date (a tab per pay run,
+    ``Jan 13, 22``): the pay date is the sheet's name (``report.sheet_name``)."""
+    have = set(d.fields) | {x for _, fields, _ in d.blocks for x in fields}
+    if have & {"pay_date", "period_start", "period_end", "pay_period"} or not all(c.sheet for c in alike):
+        return
+    got = dg.sheet_dates([c.sheet for c in alike])
+    if got is not None:
+        d.sheet_date = got
+        d.guessed.append(f"the pay date is in each sheet's name ({alike[0].sheet!r}): check it is the check date")
+
+
 def _has_figures(cand: _Candidate, k: int) -> bool:
     """Whether column ``k`` of a candidate's table holds a figure below its header."""
     return any(k < len(cells) and fg.figure(cells[k]) for _, cells in cand.records[cand.index + 1:cand.index + 201])
@@ -263,6 +293,9 @@ def _employee(d: Draft, header: list[str], values: list[list[str]]) -> None:
             d.guessed.append(f"'{alias}' holds {'names' if other == 'employee_name' else 'ids'}: read as {other}")
     if "employee_id" in f:
         return
+    if "employee_name" not in f and header and not header[0] and d.transposed_spec[1] is not None and dg.looks_like_names(
+            values[0]):  # a transposed table's names across the top with no label: the group's first cell
+        f["employee_name"] = {"column": 1}
     if "last_name" in f and "first_name" in f:
         d.ids_from = ["last_name", "first_name"]
     elif "employee_name" in f:

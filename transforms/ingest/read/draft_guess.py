@@ -28,12 +28,13 @@ LEXICON: dict[str, list[str]] = {
     "pay_date": ["Pay Date", "Check Date"],
     "check_id": ["Check Number", "Check #", "Voucher Number", "Check/Voucher Number", "Check No"],
     "pay_frequency": ["Pay Frequency", "Frequency"],
-    "hours": ["Hours", "Total Hours", "Hours Worked", "Earnings Hours"],
+    "hours": ["Hours", "Total Hours", "Hours Worked"],
     "regular_hours": ["Regular Hours"],
     "overtime_hours": ["Overtime Hours"],
     "double_time_hours": ["Double Time Hours"],
     "gross_wages": ["Gross Pay", "Gross Wages", "Gross Earnings", "Gross", "Total Earnings", "Total Gross Pay",
-                    "Earnings", "Earnings Amount", "Total Wages"],
+                    "Earnings", "Earnings Amount", "Total Wages", "Hours and Earnings Amount", "Hours & Earnings Amount",
+                    "Earnings and Hours Amount"],
     "employer_taxes": ["Employer Taxes", "Total Employer Taxes", "Total Employer Tax", "Employer Tax Total",
                        "Total Employer Liability", "Employer Liability", "Employer Taxes Amount",
                        "Total Employer Taxes and Contributions", "Employer Taxes and Contributions",
@@ -61,9 +62,14 @@ def unit(header: str, values: list[str]) -> str | None:
     or money words and no hours word; the values: a currency sign or thousands separators say
     money, three decimals or more say hours (a time clock's 7.667), amounts over 200 a line say
     money."""
-    words = set(re.split(r"[\s/]+", _plain(header))) - {""}
+    plain = [w for w in re.split(r"[\s/]+", _plain(header)) if w]
+    words = set(plain)
     h, m = bool(words & HOURS), bool(words & MONEY) or "$" in header
     said = "hours" if h and not m else "money" if m and not h else None
+    if h and m and plain[-1] in HOURS:  # an item's hours column: "Total Gross Pay Hours"
+        said = "hours"
+    elif h and m and plain[-1] in {"amount", "amt", "pay", "wages", "earnings"}:  # "Hours and Earnings Amount"
+        said = "money"
     nums = [v.strip() for v in values if fg.figure(v)]
     seen = None
     if any("$" in v or re.search(r"\d,\d{3}", v) for v in nums):
@@ -91,23 +97,69 @@ def fits(field: str, column_unit: str | None) -> bool:
     return True
 
 
+def no_place(header: str) -> str:
+    """A transposed group's cell name without its place (``Total Gross Pay +4``: ``Total Gross Pay``)."""
+    return re.sub(r"\s*\+\d+$", "", header)
+
+
+_SHEET_DATES = [("%Y-%m-%d", r"\d{4}-\d{2}-\d{2}"), ("%m-%d-%Y", r"\d{2}-\d{2}-\d{4}"), ("%m-%d-%y", r"\d{2}-\d{2}-\d{2}"),
+                ("%b %d, %y", r"[A-Z][a-z]{2} \d{1,2}, \d{2}"), ("%b %d, %Y", r"[A-Z][a-z]{2} \d{1,2}, \d{4}"),
+                ("%m.%d.%Y", r"\d{2}\.\d{2}\.\d{4}")]
+
+
+def sheet_dates(names: list[str]) -> tuple[str, str] | None:
+    """(pattern, date format) of a date that every sheet's name holds, or None."""
+    import datetime as dt
+
+    for fmt, rx in _SHEET_DATES:
+        ok = True
+        for name in names:
+            m = re.search(rf"(?<![\w-]){rx}(?![\w-])", name)
+            try:
+                dt.datetime.strptime(m.group(0), fmt) if m else None
+            except ValueError:
+                m = None
+            ok = ok and m is not None
+        if ok and names:
+            return rf"(?P<pay_date>{rx})", fmt
+    return None
+
+
 def counted(field: str) -> bool:
     """Whether the field is hours or money (its column holds figures)."""
     return field in HOURS_FIELDS or field in ("gross_wages", "employer_taxes") or field.startswith(("er_", "earn_"))
 
 
-def reach(words, header: str) -> str | None:
-    """The lexicon's field a header reaches, or an employer tax (``er_<tax>``), or None."""
+# employer taxes as reports name them without the vocabulary's spelling ("NJ - Unemployment Company")
+TAX_WORDS = {"unemployment": "sui", "disability": "sdi", "family": "fli", "oasdi": "social_security"}
+
+
+def reach(words, header: str, *, loose: bool = True) -> str | None:
+    """The lexicon's field a header reaches, or an employer tax (``er_<tax>``), or None;
+    ``loose``: also a header that only says gross, or total hours."""
     w = words.words(header) - SAYS_NOTHING
     for f, names in LEXICON.items():
         if any(words.words(n) == w for n in names):
             return f
-    if "gross" in w and not ({"ytd", "taxable", "net"} & w):  # "Employee gross pay": the gross
-        return "gross_wages"
-    if "employer" in w or w == {"futa"}:
+    if loose and "gross" in w and "hour" not in w and not ({"ytd", "taxable", "net", "adjusted", "rate"} & w):
+        return "gross_wages"  # "Employee gross pay": the gross
+    if loose and "hour" in w and "total" in w and not ({"rate", "ytd", "overtime", "regular"} & w):
+        return "hours"  # "Total Gross Pay Hours": the hours of the total
+    raw = set(_plain(header).split())
+    if "employer" in w or "company" in raw or w == {"futa"}:
+        if {"employee", "taxable", "wage", "ytd", "total"} & (w | raw):
+            return None
         for tax in ER_TAXES:
-            if tax in w and not ({"employee", "taxable", "wage", "ytd"} & w):
+            if tax in w:
                 return f"er_{tax}"
+        if "federal" in raw and "unemployment" in raw:
+            return "er_futa"
+        for word, tax in TAX_WORDS.items():
+            if word in raw:
+                return f"er_{tax}"
+        if raw & {"tax", "taxes"}:  # "Employer additional taxes"
+            return "er_" + "_".join(sorted(raw - {"employer", "company", "tax", "taxes"})) if raw - {
+                "employer", "company", "tax", "taxes"} else None
     return None
 
 
@@ -219,14 +271,15 @@ def blocks(words, lines) -> list[tuple[str, list[str], str | None]]:
     return out
 
 
-def notes(rows, taken: set[str]) -> list[str]:
+def notes(rows, taken: set[str], kept: frozenset[str] = frozenset()) -> list[str]:
     """Patterns of the lines below a header that hold one cell of text and nothing else (a
-    section's title, a footnote, ``Page 1 of 3``), but those ``taken`` (block and totals labels):
-    skipped as notes. Words holding digits are any word."""
+    section's title, a footnote, ``Page 1 of 3``), but those ``taken`` (block and totals labels)
+    and the texts ``kept`` (an employee named on a line of their own): skipped as notes. Words
+    holding digits are any word."""
     out: list[str] = []
     for _, cells in rows:
         filled = [c.strip() for c in cells if c and c.strip()]
-        if len(filled) != 1 or fg.figure(filled[0]) or len(filled[0]) > 120:
+        if len(filled) != 1 or fg.figure(filled[0]) or len(filled[0]) > 120 or filled[0] in kept:
             continue
         pat = _pattern(filled[0])
         if pat not in out and not any(re.fullmatch(x, filled[0], re.I) or re.match(rf"(?i){x}\b", filled[0])
@@ -244,6 +297,8 @@ def sheet_patterns(read: list[str], others: list[str]) -> tuple[list[str], list[
         prefix = prefix[:cut] if cut > 0 else re.match(r"[A-Za-z]*", prefix).group(0)
     if len(prefix.strip()) >= 2 and not any(o.lower().startswith(prefix.lower()) for o in others):
         return [prefix + "*"], list(others)
+    if len(read) > 3 and others:  # many sheets with no name in common: every sheet but those skipped
+        return [], list(others)
     return list(read), list(others)
 
 
@@ -260,5 +315,5 @@ def looks_like_ids(values: list[str]) -> bool:
     return bool(vals) and len(ids) * 2 > len(vals)
 
 
-__all__ = ["EARNINGS", "HOURS_FIELDS", "LEXICON", "blocks", "counted", "earning", "fits", "kind", "looks_like_ids",
+__all__ = ["EARNINGS", "HOURS_FIELDS", "LEXICON", "blocks", "counted", "earning", "no_place", "sheet_dates", "fits", "kind", "looks_like_ids",
            "looks_like_names", "notes", "reach", "sections", "sheet_patterns", "totals", "unit"]

@@ -31,7 +31,9 @@ def _alias(a: str | dict) -> str:
 def draft_yaml(d) -> str:
     """The draft as a profile file: what it found said in comments beside each key."""
     f = d.fields
-    where = (f"sheet {d.sheet!r}, " if d.sheet else "") + ("labels in column A, " if d.transposed else "")
+    n = d.transposed_spec[0]
+    labels = ("labels in column A, " if n == 1 else f"labels in columns A-{chr(64 + n)}, ") if d.transposed else ""
+    where = (f"sheet {d.sheet!r}, " if d.sheet else "") + labels
     lines = [f"# Draft profile for {d.source} ({where}header on line {d.header_line}), written by "
              f"`impcredit layouts draft` on {dt.date.today().isoformat()}.",
              "# Read it, edit what is wrong, name the product and cite its documentation, then check it:",
@@ -43,11 +45,16 @@ def draft_yaml(d) -> str:
         lines.append("number: {blank: zero}")
     if d.sheets_read or d.sheets_skip:
         lines.append("# the sheets read, and those passed over whatever they hold")
-        lines.append(f"sheets: {{read: [{', '.join(_q(s) for s in d.sheets_read)}], "
-                     f"skip: [{', '.join(_q(s) for s in d.sheets_skip)}]}}")
+        said = ([f"read: [{', '.join(_q(s) for s in d.sheets_read)}]"] if d.sheets_read else []) + (
+            [f"skip: [{', '.join(_q(s) for s in d.sheets_skip)}]"] if d.sheets_skip else [])
+        lines.append(f"sheets: {{{', '.join(said)}}}")
     if d.transposed:
-        lines.append("# the items run down the side, a column per employee or check")
-        lines.append("transposed: {label_columns: 1}")
+        n, group, heading = d.transposed_spec
+        lines.append("# the items run down the side, a column per employee or check" + (
+            f" (their labels over columns A-{chr(64 + n)})" if n > 1 else "") + (
+            "; the names across row 1 each head a group of columns, row 2 heads those" if group else ""))
+        extra = f", group_row: {group}, heading_row: {heading}" if group else ""
+        lines.append(f"transposed: {{label_columns: {n}{extra}}}")
     if d.ids_from:
         lines.append("# no employee id: the name as printed is the id (the roster names the employee the same way)")
         lines.append(f"employee_id_from: [{', '.join(d.ids_from)}]")
@@ -99,6 +106,8 @@ def _periods(d) -> list[str]:
     if "pay_period" in f and not {"period_start", "period_end"} <= has:
         return ["# the pay period is printed in one cell (12/24/2022 - 01/06/2023): cut in two",
                 'split: {pay_period: {into: [period_start, period_end], pattern: "\\\\s*(\\\\S+)\\\\s*-\\\\s*(\\\\S+)\\\\s*"}}']
+    if d.sheet_date:
+        has.add("pay_date")
     if not {"period_start", "period_end"} <= has and "pay_date" in has:
         freq = ", frequency: pay_frequency" if "pay_frequency" in f else ""
         return ["# only a pay date: the period ends pay_lag_days before it, by the pay frequency"
@@ -120,11 +129,17 @@ def _report(d) -> list[str]:
             report.append(f"    - {{label: {_q(label)}, checks: [{', '.join(checks)}], scope: {scope}{anywhere}}}")
     if d.notes:
         report.append(f"  notes: [{', '.join(_q(n) for n in d.notes)}]")
-    if d.blocks:
+    if d.end:
+        report.append(f"  end: [{', '.join(_q(e) for e in d.end)}]")
+    if d.sheet_date:
+        report.append(f"  sheet_name: {{pattern: {_q(d.sheet_date[0])}, date_format: {_q(d.sheet_date[1])}}}")
+    if d.blocks or d.employee_block:
         report.append("  blocks:")
         for label, fields, value in d.blocks:
             extra = f", value: {_q(value)}" if value else ""
             report.append(f"    - {{label: {_q(label)}, fields: [{', '.join(fields)}]{extra}}}")
+        if d.employee_block:
+            report.append(f"    - {{label: {_q(d.employee_block)}, alone: true}}")
     return ["report:", *report] if report else []
 
 

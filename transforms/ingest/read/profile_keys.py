@@ -152,8 +152,15 @@ class Transposed(BaseModel):
     """A table whose items run down the side and that has one column per employee or check (the
     employee's id or name, the period, the pay date or the check in rows at the top, each named in
     the label column): read as if each of its columns were a line (the labels its header).
-    ``label_columns``: the columns at the left that name each row (2: a group, carried down over
-    blank cells, and the item; then ``report.header_rows: 2``). A row with a label and no value
+    ``label_columns``: the columns at the left that name each row: a row's label is its first
+    non-blank cell among them (an outline: ``Employer Taxes`` in A, ``Medicare Company`` in B), or,
+    with 2 and ``report.header_rows: 2``, a group carried down over blank cells above the item.
+    ``group_row``: the table's row (from 1) that names each employee or check across the top when
+    each has several columns (``Hours``, ``Rate``, the amount): the columns from one name up to the
+    next are one line, the name its first cell (``{column: 1}``); each cell is named by its row's
+    label and its column's heading in ``heading_row`` (``Total Gross Pay Hours``), or, where that
+    heading is empty or holds a digit (a date), by its place in the group (``Total Gross Pay +4``:
+    four columns right of the name). A row with a label and no value
     (``Employer Taxes`` above its items) is a section: ``{header: Social Security, section:
     Employer Taxes}`` names the row under it. A row with values and no label (the employees' names
     across the top) is named by its position, ``{column: 2}`` (the table's rows counted from its
@@ -162,7 +169,18 @@ class Transposed(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    label_columns: Literal[1, 2] = 1
+    label_columns: int = Field(default=1, ge=1, le=10)
+    group_row: int | None = Field(default=None, ge=1)
+    heading_row: int | None = Field(default=None, ge=1)
+
+    @model_validator(mode="after")
+    def _check(self) -> Transposed:
+        if self.heading_row is not None and self.group_row is None:
+            raise ValueError("heading_row names the columns of a group: write group_row too (the row naming each "
+                             "employee or check across the top)")
+        if self.group_row is not None and self.group_row == self.heading_row:
+            raise ValueError("group_row and heading_row are two rows: the names above, the headings under them")
+        return self
 
 
 # a field's aliases, or its total column and its parts

@@ -140,8 +140,9 @@ class Profile(BaseModel):
         out: set[str] = {"employee_id"} if self.employee_id_from else set()
         if self.report is not None:
             out |= {f for b in self.report.blocks for f in b.sets} | {v.field for v in self.report.labels}
-            if self.report.file_name is not None:
-                out |= set(re.compile(self.report.file_name.pattern).groupindex)
+            for spec in (self.report.file_name, self.report.sheet_name):
+                if spec is not None:
+                    out |= set(re.compile(spec.pattern).groupindex)
         if self.long is not None:
             out |= {"hours", "gross_wages", "employer_taxes"}
         if self.period_from_pay_date is not None:
@@ -282,9 +283,10 @@ class Profile(BaseModel):
         for f in self.trust_aliases:
             if f not in flat:
                 raise ValueError(f"trust_aliases: {f!r} is not a field")
-        if self.transposed is not None and self.transposed.label_columns == 2 and (
-                self.report is None or self.report.header_rows != 2):
-            raise ValueError("transposed.label_columns: 2 label columns are a two-row header: write report: {header_rows: 2}")
+        if self.transposed is not None and self.report is not None and self.report.header_rows == 2 and (
+                self.transposed.label_columns != 2 or self.transposed.group_row is not None):
+            raise ValueError("transposed.label_columns: a two-row header of labels is 2 label columns (a group and "
+                             "its item), without group_row: write label_columns: 2")
         for f, kind in self._units(flat).items():
             if f in self.trust_aliases:
                 continue
@@ -353,7 +355,8 @@ class Profile(BaseModel):
         """Whether the layout's lines are more than a header and rows (totals, blocks, notes,
         fields in the file name): such a file is read line by line (``shape.shape_report``)."""
         r = self.report
-        return r is not None and bool(r.totals or r.blocks or r.notes or r.end or r.file_name or r.labels or r.header_rows > 1)
+        return r is not None and bool(r.totals or r.blocks or r.notes or r.end or r.file_name or r.sheet_name or r.labels
+                                      or r.header_rows > 1)
 
     @property
     def required_fields(self) -> list[str]:

@@ -152,7 +152,7 @@ def _walk_sections(f: pl.DataFrame, s, width, found, sections, repeat, records, 
     table_frame = f.lazy().filter(pl.col("__data") & ~pl.col("__ragged")).select(
         *[pl.when(pl.col(f"u{j}") != "").then(pl.col(f"u{j}")).alias(f"c{j}") for j in range(u)],  # "" is no value
         pl.col("__line").cast(pl.Int64), *extra).collect()
-    for k2, v2 in ln.name_fields(profile, rel).items():
+    for k2, v2 in ln.name_fields(profile, rel, sheet).items():
         table_frame = table_frame.with_columns(pl.lit(v2, dtype=pl.String).alias(f"__name_{k2}"))
     table = rd.RawTable(list(walk.names), records[found.index][0], table_frame, ragged, sheet=sheet, delimiter=delimiter)
     return _as_cells(table, umatch), shape

@@ -130,6 +130,8 @@ class ReportLayout(BaseModel):
     blocks: list[BlockLine] = Field(default_factory=list)
     labels: list[LabelledValue] = Field(default_factory=list)
     file_name: FileNameFields | None = None
+    # fields of every line taken from the sheet's name (a tab per pay run: "Jan 13, 22", "Run 2023-01-06")
+    sheet_name: FileNameFields | None = None
     # lines skipped as notes (a report's footer: "Confidential", "Page 1 of 3"): a regex of the
     # first non-blank cell
     notes: list[str] = Field(default_factory=list)

@@ -228,7 +228,7 @@ def _table(walk: _Walk, head_line: int, profile: pf.Profile, rel: str, sheet: st
         values = pl.DataFrame({"__line": [n for n, _ in walk.rows], **extra},
                               schema={"__line": pl.Int64, **dict.fromkeys(extra, pl.String)})
         table.frame = table.frame.join(values, on="__line", how="left")
-    for k, v in ln.name_fields(profile, rel).items():
+    for k, v in ln.name_fields(profile, rel, sheet).items():
         table.frame = table.frame.with_columns(pl.lit(v, dtype=pl.String).alias(f"__name_{k}"))
     return table
 
@@ -264,7 +264,7 @@ def _said_by(column: str) -> str:
     """How a rejected value from outside the rows is named: the field and where it came from."""
     if column.startswith("__block_"):
         return f"{column.removeprefix('__block_')} (block header line)"
-    return f"{column.removeprefix('__name_')} (file name)"
+    return f"{column.removeprefix('__name_')} (file or sheet name)"
 
 
 def _as_cells(table: rd.RawTable, match: hd.Match) -> tuple[rd.RawTable, hd.Match]:
