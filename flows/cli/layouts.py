@@ -155,10 +155,14 @@ def draft(
                                              metavar="NAME")] = None,
     profiles: ProfilesOpt = None,
 ) -> None:
-    """Write a draft profile for a payroll export no profile reads: the header found (below any
-    title rows), the columns matched to fields by meaning, the others listed as comments, the date
-    format and the totals lines guessed from the file. Edit it, put it in the agency's profiles
-    folder, and verify it with `impcredit layouts check --profiles DIR FILE`.
+    """Write a draft profile for a payroll export no profile reads: the sheet that holds the payroll
+    (never a Summary tab; sheets read and skipped by name), the header found (below any title rows,
+    or the labels of a table whose items run down the side), the columns matched to fields by
+    meaning and never hours for money or the reverse, a repeated column named by its section, the
+    employee, gross wages and employer taxes from their parts where there is no total, the others
+    listed as comments, the date format and the totals lines guessed from the file. Its foot says
+    what was guessed and what to check. Edit it, put it in the agency's profiles folder, and verify
+    it with `impcredit layouts check --profiles DIR FILE`.
 
     Example: impcredit layouts draft "Paycheck Details.xlsx" --out profiles/square_paycheck_details.yaml
     """

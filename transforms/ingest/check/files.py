@@ -161,6 +161,8 @@ def read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, d
             quarantine_table(work, problem.table, problem.rule, problem.message)
     for sh in bad_sheets:
         t = sh.problem.table
+        if sh.problem.rule == "unread_table":  # said in the file's message: the file is not read whole
+            work.notes.append(sh.problem.message)
         work.rejects.append(dict(file=work.where(sh.sheet), line=None, column=None, value=None, rule=sh.problem.rule,
                                  message=sh.problem.detail or sh.problem.message, employer_id=None))
         work.rows_read += t.rows_read

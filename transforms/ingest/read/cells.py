@@ -58,11 +58,11 @@ class Cells:
 
     def num(self, col: str) -> pl.Expr:
         nf, cell = self.profile.number, self.cell
-        if col in self.profile.derived:
-            parts = [self.number(p) for p in self.profile.derived[col]]
-            blank = pl.all_horizontal([text_expr(cell(p)).is_null() for p in self.profile.derived[col]])
+        if col in self.match.derived:
+            parts = [self.number(p) for p in self.match.derived[col]]
+            blank = pl.all_horizontal([text_expr(cell(p)).is_null() for p in self.match.derived[col]])
             bad = pl.any_horizontal(
-                [text_expr(cell(p)).is_not_null() & n.is_null() for p, n in zip(self.profile.derived[col], parts, strict=True)]
+                [text_expr(cell(p)).is_not_null() & n.is_null() for p, n in zip(self.match.derived[col], parts, strict=True)]
             )
             total = pl.sum_horizontal([p.fill_null(0.0) for p in parts]).round(6)
             if nf.blank == "zero":  # blank parts are 0, and so is a row with all of them blank

@@ -1,51 +1,39 @@
 """A draft profile for a payroll export no profile reads (``impcredit layouts draft FILE``).
 
-The header is the row among the first 60 whose cells reach the most fields a payroll needs, by
-meaning (the vocabulary): the employee (an id, or the name as printed), the pay period (its start
-and end, a period printed in one cell, or only a pay date), hours (a total, or regular and
-overtime summed), gross wages, the employer's taxes (a total, or each employer tax summed), and
-where present the ssn, the FEIN, the check number and the pay frequency. Dates and numbers are
-read from the values below the header; lines whose first cell says "total" become totals lines;
-the columns that reach nothing are listed as comments. The draft is YAML for an analyst to read,
-edit and put in the agency's profiles folder; ``impcredit layouts check`` then verifies it.
+The sheet that holds the payroll is the one whose header reaches the most fields a payroll needs
+over the most lines of figures (a Summary tab reaches few, over one column); the sheets laid out
+like it are read and the others passed over (``sheets: {read, skip}``). The header is the row
+among the first 60 whose cells reach the most fields, by meaning (the vocabulary), or the first
+column when the items run down the side (``transposed``): the employee (an id, or the name as
+printed), the pay period (its start and end, a period in one cell, only a pay date, or a pay date
+or period printed above the table), hours (a total, or regular and overtime summed), gross wages
+(a total, or each kind of earnings summed), the employer's taxes (a total, or each employer tax
+summed), and where present the ssn, the FEIN, the check number and the pay frequency. A column is
+never taken for money when its header or its values say hours, nor the reverse
+(``draft_guess.unit``); a column whose name repeats is named by its section (the ``Amount`` after
+``Employer Taxes``). Dates and numbers are read from the values; lines saying "total" in any
+column become totals lines. The foot of the draft says what was guessed and what to check, and
+whether the draft loads. The draft is YAML for an analyst to read, edit and put in the agency's
+profiles folder; ``impcredit layouts check`` then verifies it.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from transforms.ingest.read import draft_guess as dg
+from transforms.ingest.read import draft_lines as dl
+from transforms.ingest.read import figures as fg
 from transforms.ingest.read import profile_files as pfiles
 from transforms.ingest.read import readers as rd
+from transforms.ingest.read import transpose as tp
 from transforms.ingest.read import workbooks as wbk
+from transforms.ingest.read.draft_yaml import draft_yaml
 
-# what payrolls call each field (read by meaning: "EE Name" is "Employee Name")
-LEXICON: dict[str, list[str]] = {
-    "employer_id": ["FEIN", "Federal ID", "Employer ID", "EIN", "Company FEIN"],
-    "employee_id": ["Employee ID", "Employee Number", "Employee #", "Employee Code", "File Number", "Emp ID", "ID"],
-    "employee_name": ["Employee", "Employee Name", "Name", "Full Name"],
-    "last_name": ["Last Name"],
-    "first_name": ["First Name"],
-    "ssn": ["SSN", "Social Security Number", "Tax ID"],
-    "period_start": ["Period Start", "Period Beginning", "Period Start Date", "Start Date", "Period From"],
-    "period_end": ["Period End", "Period Ending", "Period End Date", "End Date", "Period To"],
-    "pay_period": ["Pay Period", "Period", "Pay Period Dates"],
-    "pay_date": ["Pay Date", "Check Date"],
-    "check_id": ["Check Number", "Check #", "Voucher Number", "Check/Voucher Number", "Check No"],
-    "pay_frequency": ["Pay Frequency", "Frequency"],
-    "hours": ["Hours", "Total Hours", "Hours Worked"],
-    "regular_hours": ["Regular Hours"],
-    "overtime_hours": ["Overtime Hours"],
-    "double_time_hours": ["Double Time Hours"],
-    "gross_wages": ["Gross Pay", "Gross Wages", "Gross Earnings", "Gross", "Total Earnings", "Total Gross Pay"],
-    "employer_taxes": ["Employer Taxes", "Total Employer Taxes", "Total Employer Tax", "Employer Tax Total",
-                       "Total Employer Liability", "Employer Liability"],
-}
-ER_TAXES = ("social_security", "medicare", "futa", "sui", "sdi", "wf_swf", "fli")
-SAYS_NOTHING = {"usd", "dollars"}  # a currency in a header ("Employer taxes (USD)") says nothing of the column
+Records = list[tuple[int, list[str | None]]]
 
 
 @dataclass
@@ -54,71 +42,311 @@ class Draft:
     source: str
     header_index: int
     header_line: int
-    fields: dict[str, str] = field(default_factory=dict)  # field -> the header as written
-    er_parts: list[tuple[str, str]] = field(default_factory=list)  # (field, header) of each employer tax
+    fields: dict[str, str | dict] = field(default_factory=dict)  # field -> the header as written, or a ColumnRef
+    er_parts: list[tuple[str, str | dict]] = field(default_factory=list)  # (field, header) of each employer tax
+    pay_parts: list[tuple[str, str | dict]] = field(default_factory=list)  # (field, header) of each kind of earnings
     unmatched: list[str] = field(default_factory=list)
     date_format: str = "%m/%d/%Y"
-    totals: list[tuple[str, str]] = field(default_factory=list)  # (label, scope)
+    totals: list[tuple[str, str, bool]] = field(default_factory=list)  # (label, scope, first)
+    blocks: list[tuple[str, list[str], str | None]] = field(default_factory=list)  # (label, fields, value)
     title_lines: int = 0
     sheet: str | None = None
+    sheets_read: list[str] = field(default_factory=list)  # name patterns (``sheets.read``)
+    sheets_skip: list[str] = field(default_factory=list)
+    transposed: bool = False
+    transposed_spec: tuple[int, int | None, int | None] = (1, None, None)  # label columns, group row, heading row
+    sheet_date: tuple[str, str] | None = None  # the pay date in the sheets' names: (pattern, date format)
+    employee_block: str | None = None  # the label of a line naming the employee alone (a block per paycheck)
+    end: list[str] = field(default_factory=list)  # a line from which on the report is its summary (report.end)
+    ids_from: list[str] = field(default_factory=list)  # employee_id_from
+    # a total seen on some of the sheets read and not on others: the field is its total or its parts
+    either: dict[str, str] = field(default_factory=dict)
+    positions: dict[str, int] = field(default_factory=dict)  # field -> its column
+    blank_zero: bool = False  # lines that fill only some of the figures (number: {blank: zero})
+    notes: list[str] = field(default_factory=list)  # lines of one text cell below the header (report.notes)
+    guessed: list[str] = field(default_factory=list)  # what the draft guessed (said at its foot)
+    check: list[str] = field(default_factory=list)  # what the analyst should check
 
 
-def _records(path: Path) -> tuple[list[tuple[int, list[str | None]]], str | None]:
+SUMMARY_NAMES = re.compile(r"summary|totals?\b|notes?\b|criteria|cover|instructions|read ?me", re.I)
+
+
+@dataclass
+class _Candidate:
+    sheet: str | None
+    records: Records
+    index: int
+    reached: frozenset[str]
+    rows: int
+    transposed: bool
+    spec: tuple[int, int | None, int | None] = (1, None, None)  # a transposed table's label columns, group and heading rows
+
+    @property
+    def rank(self) -> tuple:
+        """A sheet named as a summary, notes or criteria comes last; then the header reaching most
+        fields over most lines."""
+        return (not (self.sheet and SUMMARY_NAMES.search(self.sheet)), len(self.reached) >= 3,
+                len(self.reached) * min(self.rows, 3), len(self.reached), self.rows, not self.transposed)
+
+
+def _tables(path: Path) -> list[tuple[str | None, Records]]:
     if path.suffix.lower() in wbk.WORKBOOK_EXT:
-        sheets = [s for s in wbk.read_workbook(path) if s.records]
+        sheets = [(s.name, s.records) for s in wbk.read_workbook(path) if s.records]
         if not sheets:
             raise ValueError(f"{path}: the workbook has no sheet with a line")
-        best = max(sheets, key=lambda s: len(s.records))  # the data, not the cover
-        return best.records, best.name
+        return sheets
     text, _ = rd.decode(path.read_bytes(), ["utf-8", "cp1252"])
     delims = [d for d in (",", ";", "\t", "|") if d in text[:20000]] or [","]
     best = max(delims, key=lambda d: max((len(c) for _, c in rd.delimited_records(text, d, limit=60)), default=0))
-    return rd.delimited_records(text, best), None
+    return [(None, rd.delimited_records(text, best))]
 
 
-def _reach(words, header: str) -> str | None:
-    """The lexicon's field a header reaches, or an employer tax (``er_<tax>``), or None."""
-    w = words.words(header) - SAYS_NOTHING
-    for f, names in LEXICON.items():
-        if any(words.words(n) == w for n in names):
-            return f
-    if "gross" in w and not ({"ytd", "taxable", "net"} & w):  # "Employee gross pay": the gross
-        return "gross_wages"
-    if "employer" in w or w == {"futa"}:
-        for tax in ER_TAXES:
-            if tax in w and not ({"employee", "taxable", "wage", "ytd"} & w):
-                return f"er_{tax}"
-    return None
+def _reached(words, cells) -> frozenset[str]:
+    got = {r for c in cells if c and c.strip() and (r := dg.reach(words, c) or dg.earning(words, c))}
+    return frozenset(got)
 
 
-def _score(words, cells: list[str | None]) -> int:
-    return len({r for c in cells if c and c.strip() and (r := _reach(words, c))})
+def _candidate(words, sheet: str | None, records: Records) -> _Candidate | None:
+    """The header of ``records`` reaching most fields: a line, or the first column (transposed)."""
+    best: _Candidate | None = None
+    for i, (_, cells) in enumerate(records[:60]):
+        got = _reached(words, cells)
+        rows = sum(1 for _, c in records[i + 1:i + 201] if any(fg.figure(x) for x in c))
+        cand = _Candidate(sheet, records, i, got, rows, False)
+        if got and (best is None or (len(got), -i) > (len(best.reached), -best.index)):
+            best = cand
+    n = dl.label_columns(records)
+    start = tp.table_start(records, n)
+    if start is not None:
+        group = dl.groups(records[start:], n)
+        turned = tp.transposed(records, n, group_row=group[0], heading_row=group[1])
+        got = _reached(words, [dg.no_place(c) for c in turned[start][1] if c])
+        cand = _Candidate(sheet, turned, start, got, len(turned) - start - 1, True, (n, *group))
+        if got and (best is None or len(got) > len(best.reached) + 1):
+            best = cand
+    return best
 
 
 def draft_profile(path: Path, name: str | None = None) -> Draft:
     """The draft of ``path``'s layout (see the module's docstring)."""
-    records, sheet = _records(path)
-    words = pfiles.load_profiles()[0].model_copy(update={"match": "words"}).words()
-    scored = [(_score(words, cells), -i) for i, (_, cells) in enumerate(records[:60])]
-    if not scored or max(scored)[0] == 0:
+    words = pfiles.vocabulary().reader()  # the shipped words and the agency's (not its profiles: one may be the draft)
+    tables = _tables(path)
+    cands = [c for sheet, records in tables if (c := _candidate(words, sheet, records)) is not None]
+    if not cands:
         raise ValueError(f"{path}: no line among the first 60 names a payroll column (employee, hours, gross pay ...)")
-    i = -max(scored)[1]
-    d = Draft(name or _slug(path.stem), path.name, i, records[i][0], title_lines=i, sheet=sheet)
-    for cell in records[i][1]:
-        h = (cell or "").strip()
-        if not h:
-            continue
-        f = _reach(words, h)
-        if f is None or f in d.fields or any(f == p for p, _ in d.er_parts):
-            d.unmatched.append(h)
-        elif f.startswith("er_"):
-            d.er_parts.append((f, h))
-        else:
-            d.fields[f] = h
-    below = records[i + 1:i + 200]
+    best = max(cands, key=lambda c: c.rank)
+    d = Draft(name or _slug(path.stem), path.name, best.index, best.records[best.index][0], title_lines=best.index,
+              sheet=best.sheet, transposed=best.transposed, transposed_spec=best.spec)
+    alike = _choose_sheets(d, best, cands, [s for s, _ in tables]) if len(tables) > 1 else [best]
+    header = [(c or "").strip() for c in best.records[best.index][1]]
+    below = best.records[best.index + 1:best.index + 2001]
+    values = [[cells[k] if k < len(cells) and cells[k] is not None else "" for _, cells in below]
+              for k in range(len(header))]
+    _columns(d, words, header, values)
+    _employee(d, header, values)
+    alone = dl.employee_lines(d, header, best.records[best.index + 1:])
+    _totals_or_parts(d, words, alike)
+    _blank_figures(d, values)
     d.date_format = _date_format([c for _, cells in below for c in cells if c])
-    d.totals = _totals(records[i + 1:])
+    d.totals = dg.totals(best.records[best.index + 1:], len(header))
+    if alone:
+        dl.summary_end(d, best.records[best.index + 1:], alone)
+    d.blocks = [b for b in dg.blocks(words, best.records[:best.index] + best.records[best.index + 1:])
+                if not set(b[1]) & set(d.fields)]
+    _pay_date(d, header, values)
+    _sheet_dates(d, alike)
+    if not best.transposed:
+        d.notes = dg.notes(best.records[best.index + 1:], {label for label, _, _ in [*d.totals, *d.blocks]}
+                           | set(d.end), frozenset(alone))
+    _say(d)
     return d
+
+
+def _choose_sheets(d: Draft, best: _Candidate, cands: list[_Candidate], names: list[str]) -> list[_Candidate]:
+    """The sheets laid out like the chosen one are read, the others passed over (by name)."""
+    alike = [c for c in cands if c.transposed == best.transposed and c.spec == best.spec and len(
+        c.reached & best.reached) * 2 > len(best.reached) and len(c.reached) >= 3]
+    read = [c.sheet for c in alike]
+    others = [n for n in names if n not in read]
+    d.sheets_read, d.sheets_skip = dg.sheet_patterns(read, others)
+    if others:
+        d.guessed.append(f"the payroll is on sheet(s) {', '.join(repr(s) for s in read)}; passed over: "
+                         f"{', '.join(repr(s) for s in others)} (sheets.skip: check none of them holds payroll)")
+    return alike
+
+
+def _totals_or_parts(d: Draft, words, alike: list[_Candidate]) -> None:
+    """A total (gross pay, the employer's taxes) on some of the sheets read and not on others,
+    where the parts are there: the field is read from its total or from its parts."""
+    for f, parts in (("gross_wages", d.pay_parts), ("employer_taxes", d.er_parts)):
+        seen = [next((c.strip() for k, c in enumerate(cand.records[cand.index][1])
+                      if c and dg.reach(words, c) == f and _has_figures(cand, k)), None) for cand in alike]
+        total = next((s for s in seen if s), None)
+        if parts and total and any(s is None for s in seen):
+            d.fields.pop(f, None)
+            d.either[f] = total
+            d.guessed.append(f"{f}: its total {total!r} on some sheets, its parts on the others: either is read")
+
+
+def _columns(d: Draft, words, header: list[str], values: list[list[str]]) -> None:
+    """Each column's field, by its header's words (and its section's), never against its unit.
+    Long because each column is tried as a field, a section's column, an employer tax, a kind of
+    earnings, and kept out where its unit says otherwise, in the order a report prints them."""
+    kinds = [dg.kind(v) for v in values]
+    secs = dg.sections(header, kinds)
+    count = Counter(words.words(h) for h in header if h)
+    taken: set[str] = set()
+    # a column whose name is its own before those whose name repeats ("Total Hours" before the
+    # "Hours" of each earning)
+    order = sorted((k for k, h in enumerate(header) if h), key=lambda k: (count[words.words(header[k])] > 1, k))
+    for k in order:
+        own = header[k]
+        unit = dg.unit(own, values[k]) or (dg.unit(f"{secs[k]} {own}", values[k]) if secs[k] else None)
+        repeated = count[words.words(own)] > 1
+        f, alias = dg.reach(words, dg.no_place(own)), own
+        if (f is None or repeated) and secs[k] and (g := dg.reach(words, f"{secs[k]} {dg.no_place(own)}",
+                                                                  loose=False)) is not None:
+            f, alias = g, {"header": own, "section": secs[k]}
+        elif repeated:
+            alias = {"column": fg.letters(k)} if not d.transposed else {"column": k + 1}
+        if f is None and unit == "money" and kinds[k] == "figures":
+            f = dg.earning(words, own if not secs[k] else f"{own}")
+        if f is None or f in taken:
+            d.unmatched.append(own)
+            continue
+        if dg.counted(f) and kinds[k] != "figures":  # a section's label, a column of codes
+            d.unmatched.append(own)
+            if kinds[k] == "text":
+                d.check.append(f"'{own}' reads as {f} but holds no figures (codes?): not taken")
+            continue
+        if not dg.fits(f, unit):
+            d.unmatched.append(own)
+            said = ("its header says money, its values hours (or the reverse)" if unit == "mixed"
+                    else f"its header or values say {unit}")
+            d.check.append(f"'{own}' reads as {f} but {said}: not taken (a column of "
+                           f"{'hours' if f in dg.HOURS_FIELDS else 'money'} is needed)")
+            continue
+        taken.add(f)
+        d.positions[f] = k
+        if f.startswith("er_"):
+            d.er_parts.append((f, alias))
+        elif f.startswith("earn_"):
+            d.pay_parts.append((f, alias))
+        else:
+            d.fields[f] = alias
+
+
+def _blank_figures(d: Draft, values: list[list[str]]) -> None:
+    """Lines that fill some of the hours and money columns and leave others blank (a line per code
+    of a check, each section its own): a blank is 0 there (``number: {blank: zero}``)."""
+    cols = [k for f, k in d.positions.items() if f in ("hours", "regular_hours", "gross_wages", "employer_taxes")]
+    lines = list(zip(*(values[k] for k in cols), strict=True)) if cols else []
+    figured = [ln for ln in lines if any(fg.figure(v) for v in ln)]
+    partial = sum(1 for ln in figured if any(not (v or "").strip() for v in ln))
+    if partial:
+        d.blank_zero = True
+        d.guessed.append(f"{partial} of {len(figured)} line(s) fill only some of the hours and money columns (a line "
+                         "per code?): a blank is 0 (number: {blank: zero}); check what a blank means in this report")
+
+
+def _pay_date(d: Draft, header: list[str], values: list[list[str]]) -> None:
+    """No period and no pay date found: a column of dates whose header says a check's or a
+    payment's date (``Payment 1 Check Date``) is the pay date."""
+    have = set(d.fields) | {x for _, fields, _ in d.blocks for x in fields}
+    if have & {"pay_date", "period_start", "period_end", "pay_period"}:
+        return
+    for k, h in enumerate(header):
+        words = set(re.split(r"\W+", h.lower()))
+        if h and "date" in words and words & {"check", "pay", "payment", "paid"} and _dates(values[k]):
+            d.fields["pay_date"] = h
+            d.guessed.append(f"the pay date is '{h}' (check it is the date each line was paid)")
+            return
+
+
+def _sheet_dates(d: Draft, alike: list[_Candidate]) -> None:
+    """No pay date or period found, and every sheet read named by a date (a tab per pay run,
+    ``Jan 13, 22``): the pay date is the sheet's name (``report.sheet_name``)."""
+    have = set(d.fields) | {x for _, fields, _ in d.blocks for x in fields}
+    if have & {"pay_date", "period_start", "period_end", "pay_period"} or not all(c.sheet for c in alike):
+        return
+    got = dg.sheet_dates([c.sheet for c in alike])
+    if got is not None:
+        d.sheet_date = got
+        d.guessed.append(f"the pay date is in each sheet's name ({alike[0].sheet!r}): check it is the check date")
+
+
+def _has_figures(cand: _Candidate, k: int) -> bool:
+    """Whether column ``k`` of a candidate's table holds a figure below its header."""
+    return any(k < len(cells) and fg.figure(cells[k]) for _, cells in cand.records[cand.index + 1:cand.index + 201])
+
+
+def _employee(d: Draft, header: list[str], values: list[list[str]]) -> None:
+    """The employee's id: its column (a column of names under an id's header is the name), or the
+    name as printed (``employee_id_from``), or a guess said at the foot."""
+    col = {h: k for k, h in enumerate(header) if h}
+    f = d.fields
+    for have, other, test in (("employee_id", "employee_name", dg.looks_like_names),
+                              ("employee_name", "employee_id", dg.looks_like_ids)):
+        alias = f.get(have)
+        if isinstance(alias, str) and other not in f and test(values[col[alias]]):
+            f[other] = f.pop(have)
+            d.guessed.append(f"'{alias}' holds {'names' if other == 'employee_name' else 'ids'}: read as {other}")
+    if "employee_id" in f:
+        return
+    if "employee_name" not in f and header and not header[0] and d.transposed_spec[1] is not None and dg.looks_like_names(
+            values[0]):  # a transposed table's names across the top with no label: the group's first cell
+        f["employee_name"] = {"column": 1}
+    if "last_name" in f and "first_name" in f:
+        d.ids_from = ["last_name", "first_name"]
+    elif "employee_name" in f:
+        d.ids_from = ["employee_name"]
+    else:
+        used = {a for a in f.values() if isinstance(a, str)}
+        for k, h in enumerate(header):
+            if h and h not in used and dg.kind(values[k]) == "text" and (
+                    dg.looks_like_names(values[k]) or dg.looks_like_ids(values[k])) and not _dates(values[k]):
+                f["employee_name"] = h
+                d.ids_from = ["employee_name"]
+                d.guessed.append(f"no employee column named as such: '{h}' is taken for the employee (check it "
+                                 "names each person, and that the roster names them the same way)")
+                break
+    if d.ids_from:
+        d.check.append("no employee id: the name as printed is the id; the roster must name each employee the same way")
+
+
+def _dates(values: list[str]) -> bool:
+    return any(re.fullmatch(r"\d{1,4}[-/]\d{1,2}[-/]\d{1,4}( 00:00:00)?", v.strip()) for v in values if v)
+
+
+def _say(d: Draft) -> None:
+    """What was guessed and what to check, from the fields found."""
+    f = d.fields
+    if "gross_wages" not in f and "gross_wages" not in d.either and d.pay_parts:
+        d.guessed.append("no gross pay column: gross_wages is the sum of " + ", ".join(
+            _said(a) for _, a in d.pay_parts) + " (check that no kind of earnings is missing or counted twice)")
+    if "employer_taxes" not in f and "employer_taxes" not in d.either and d.er_parts:
+        d.guessed.append("no total of the employer's taxes: employer_taxes is the sum of " + ", ".join(
+            _said(a) for _, a in d.er_parts) + " (check that every employer tax is there)")
+    refs = [(k, a) for k, a in [*f.items(), *d.er_parts, *d.pay_parts] if isinstance(a, dict)]
+    for k, a in refs:
+        d.guessed.append(f"{k} is {_said(a)} (its name alone says too little, or repeats)")
+    if d.transposed:
+        d.guessed.append("the items run down the side, a column per employee or check (transposed)")
+    for label, fields, _ in d.blocks:
+        d.guessed.append(f"{' and '.join(fields)} from the line '{label}: ...' above the table, for every row")
+    if d.totals:
+        d.check.append("the totals lines are checked against the lines they total: see the layouts check")
+    if d.notes:
+        d.guessed.append("lines of one cell of text below the header are notes, skipped: "
+                         + ", ".join(repr(n) for n in d.notes))
+
+
+def _said(alias: str | dict) -> str:
+    if isinstance(alias, str):
+        return repr(alias)
+    if "column" in alias:
+        return f"column {alias['column']}"
+    return f"{alias['header']!r} after {alias['section']!r}"
 
 
 def _slug(stem: str) -> str:
@@ -137,87 +365,6 @@ def _date_format(cells: list[str]) -> str:
         elif re.fullmatch(r"\d{1,2}/\d{1,2}/\d{2}", t):
             found["%m/%d/%y"] += 1
     return found.most_common(1)[0][0] if found else "%m/%d/%Y"
-
-
-def _totals(rows) -> list[tuple[str, str]]:
-    """(label, scope) of the lines whose first cell says total: once in the file, its total;
-    more often, the lines since the last one."""
-    labels = Counter()
-    for _, cells in rows:
-        first = next((c.strip() for c in cells if c and c.strip()), None)
-        if first and re.search(r"\btotals?\b", first, re.I) and len(first) < 60:
-            labels[first] += 1
-    return [(re.escape(label.lower()).replace(r"\ ", " "), "file" if n == 1 else "since_last")
-            for label, n in labels.items()]
-
-
-def _q(text: str) -> str:
-    """A YAML scalar in double quotes."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def draft_yaml(d: Draft) -> str:
-    """The draft as a profile file: what it found said in comments beside each key."""
-    f = d.fields
-    lines = [f"# Draft profile for {d.source} ({'sheet ' + repr(d.sheet) + ', ' if d.sheet else ''}header on line "
-             f"{d.header_line}), written by `impcredit layouts draft` on {dt.date.today().isoformat()}.",
-             "# Read it, edit what is wrong, name the product and cite its documentation, then check it:",
-             "#   impcredit layouts check --profiles DIR FILE",
-             f"name: {d.name}", f"product: {_q('')}",
-             f"description: {_q('Drafted from ' + d.source + ': an export no shipped profile reads.')}",
-             f"date_formats: [{_q(d.date_format)}]"]
-    ids: list[str] = []
-    if "employee_id" not in f:
-        if "last_name" in f and "first_name" in f:
-            ids = ["last_name", "first_name"]
-        elif "employee_name" in f:
-            ids = ["employee_name"]
-        if ids:
-            lines.append("# no employee id: the name as printed is the id (the roster names the employee the same way)")
-            lines.append(f"employee_id_from: [{', '.join(ids)}]")
-    lines.append("fields:")
-    for name, header in f.items():
-        lines.append(f"  {name}: [{_q(header)}]")
-    for name, header in d.er_parts:
-        if "employer_taxes" not in f:
-            lines.append(f"  {name}: [{_q(header)}]")
-    derived = []
-    if "hours" not in f and any(k in f for k in ("regular_hours", "overtime_hours")):
-        derived.append(f"  hours: [{', '.join(k for k in ('regular_hours', 'overtime_hours', 'double_time_hours') if k in f)}]")
-    if "employer_taxes" not in f and d.er_parts:
-        derived.append(f"  employer_taxes: [{', '.join(n for n, _ in d.er_parts)}]")
-    if derived:
-        lines += ["derived:", *derived]
-    optional = [k for k in ("overtime_hours", "double_time_hours", "check_id", "ssn") if k in f and (k != "ssn")]
-    if optional:
-        lines.append(f"optional: [{', '.join(optional)}]")
-    if "pay_period" in f and not ("period_start" in f and "period_end" in f):
-        lines.append("# the pay period is printed in one cell (12/24/2022 - 01/06/2023): cut in two")
-        lines.append('split: {pay_period: {into: [period_start, period_end], pattern: "\\\\s*(\\\\S+)\\\\s*-\\\\s*(\\\\S+)\\\\s*"}}')
-    elif not ("period_start" in f and "period_end" in f) and "pay_date" in f:
-        lines.append("# only a pay date: the period ends pay_lag_days before it, by the pay frequency"
-                     + (" of the line" if "pay_frequency" in f else ": state pay_frequency and pay_lag_days in payroll/files.csv"))
-        freq = ", frequency: pay_frequency" if "pay_frequency" in f else ""
-        lines.append(f"period_from_pay_date: {{rule: period_ending_on_pay_date{freq}}}")
-    report = [f"  header_within: {max(d.header_index + 10, 20)}"] if d.header_index >= 50 else []
-    if d.totals:
-        report.append("  totals:")
-        for label, scope in d.totals:
-            checks = [k for k in ("hours", "gross_wages", "employer_taxes")
-                      if k in f or (k == "hours" and "regular_hours" in f) or (k == "employer_taxes" and d.er_parts)]
-            report.append(f"    - {{label: {_q(label)}, checks: [{', '.join(checks)}], scope: {scope}}}")
-    if report:
-        lines += ["report:", *report]
-    if d.unmatched:
-        lines.append("# columns that reach no field (read, not used):")
-        lines += [f"#   {h}" for h in d.unmatched]
-    missing = [k for k in ("hours", "gross_wages", "employer_taxes") if k not in f and not (
-        (k == "hours" and any(x in f for x in ("regular_hours", "overtime_hours"))) or (k == "employer_taxes" and d.er_parts))]
-    if "employee_id" not in f and not ids:
-        missing.append("employee_id")
-    if missing:
-        lines.append(f"# NOT FOUND, to add by hand (the column's header as written): {', '.join(missing)}")
-    return "\n".join(lines) + "\n"
 
 
 __all__ = ["Draft", "draft_profile", "draft_yaml"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from transforms.ingest.read import columns as cr
 from transforms.ingest.read.profiles import Profile
 
 Records = list[tuple[int, list[str | None]]]
@@ -29,17 +30,23 @@ class Match:
     duplicated: list[str] = field(default_factory=list)  # fields reached by several columns
     reached_by: dict[str, list[str]] = field(default_factory=dict)  # such a field -> the headers reaching it
     header_rows: int = 1  # rows the header takes (2: a group row above the column row)
+    derived: dict[str, list[str]] | None = None  # canonical column -> the fields summed (None: the profile's)
+    unresolved: dict[str, str] = field(default_factory=dict)  # a field named by section or position -> why not found
+
+    def __post_init__(self) -> None:
+        if self.derived is None:
+            self.derived = self.profile.derived
 
     @property
     def ok(self) -> bool:
         return not self.missing and not self.duplicated
 
     def missing_headers(self) -> list[str]:
-        return [self.profile.fields[f][0] for f in self.missing]
+        return [cr.describe_missing(self.profile, f) for f in self.missing]
 
     def with_columns(self, columns: dict[str, int]) -> Match:
         return Match(self.profile, columns, self.missing, self.unmatched, self.duplicated, self.reached_by,
-                     self.header_rows)
+                     self.header_rows, self.derived, self.unresolved)
 
     def twice(self) -> list[str]:
         """'gross_wages: 'Gross Pay' and 'TOTAL EARNINGS'' for each field reached twice."""
@@ -62,14 +69,23 @@ def two_row_headers(upper: list[str | None], lower: list[str | None]) -> tuple[l
     return combined, own
 
 
-def match_headers(profile: Profile, headers: list[str], own: list[str] | None = None) -> Match:
+def match_headers(profile: Profile, headers: list[str], own: list[str] | None = None,
+                  upper: list[str | None] | None = None) -> Match:
     """The fields each header reaches. ``own``: a two-row header's lower cells, tried where the
-    combined name reaches nothing ("Employer Taxes Net Pay" is "Net Pay")."""
+    combined name reaches nothing ("Employer Taxes Net Pay" is "Net Pay"); ``upper``: its upper
+    cells (the sections a column may be named by: ``columns.resolve_refs``)."""
     index, key = profile.alias_index(), profile.keyer()
     columns: dict[str, int] = {}
     reached: dict[str, list[tuple[int, str]]] = {}
     unmatched: list[str] = []
+    unresolved: dict[str, str] = {}
+    if profile.refs():  # columns named by their section or position are theirs before any alias is tried
+        columns, unresolved = cr.resolve_refs(profile, headers, own, upper)
+        reached = {f: [(pos, str(headers[pos] or "").strip())] for f, pos in columns.items()}
+    claimed = set(columns.values())
     for pos, h in enumerate(headers):
+        if pos in claimed:
+            continue
         text = str(h or "").strip()
         f = index.get(key(text)) if text else None
         if f is None and own is not None and own[pos] and own[pos] != text:
@@ -81,9 +97,10 @@ def match_headers(profile: Profile, headers: list[str], own: list[str] | None = 
         reached.setdefault(f, []).append((pos, text))
         columns.setdefault(f, pos)
     duplicated = [f for f, hs in reached.items() if len(hs) > 1]
-    missing = [f for f in profile.required_fields if f not in columns]
+    derived, either_missing = cr.total_or_parts(profile, columns)
+    missing = [f for f in profile.required_fields if f not in columns] + either_missing
     return Match(profile, columns, missing, unmatched, duplicated,
-                 {f: [h for _, h in reached[f]] for f in duplicated}, 2 if own is not None else 1)
+                 {f: [h for _, h in reached[f]] for f in duplicated}, 2 if own is not None else 1, derived, unresolved)
 
 
 def match_row(profile: Profile, records: Records, i: int) -> Match:
@@ -91,7 +108,7 @@ def match_row(profile: Profile, records: Records, i: int) -> Match:
     cells = [(c or "").strip() for c in records[i][1]]
     if profile.report is not None and profile.report.header_rows == 2 and i > 0:
         combined, own = two_row_headers(records[i - 1][1], records[i][1])
-        return match_headers(profile, combined, own)
+        return match_headers(profile, combined, own, records[i - 1][1])
     return match_headers(profile, cells)
 
 
@@ -115,6 +132,7 @@ class Nearest:
     index: int  # of the records
     line: int
     match: Match
+    hint: str = ""  # a profile's key that kept it from this sheet (``sheets.read``), to say with it
 
     @property
     def reached(self) -> int:

@@ -163,28 +163,27 @@ def split_columns(table: rd.RawTable, match: hd.Match) -> tuple[rd.RawTable, hd.
     return out, match.with_columns(columns)
 
 
-def name_fields(profile: pf.Profile, rel: str) -> dict[str, str]:
-    """The fields of the file's name (``report.file_name``), dates as ISO."""
-    spec = profile.report.file_name if profile.report is not None else None
-    if spec is None:
-        return {}
-    m = re.search(spec.pattern, PurePosixPath(rel).name)
-    if not m:
+def name_fields(profile: pf.Profile, rel: str, sheet: str | None = None) -> dict[str, str]:
+    """The fields of the file's name (``report.file_name``) and of the sheet's (``report.sheet_name``:
+    the sheet's over the file's), dates as ISO."""
+    if profile.report is None:
         return {}
     out = {}
-    for k, v in m.groupdict().items():
-        if v is not None:
-            try:
-                out[k] = dt.datetime.strptime(v, spec.date_format).date().isoformat()
-            except ValueError:
-                out[k] = v
+    for spec, name in ((profile.report.file_name, PurePosixPath(rel).name), (profile.report.sheet_name, sheet)):
+        m = re.search(spec.pattern, name) if spec is not None and name is not None else None
+        for k, v in (m.groupdict().items() if m else ()):
+            if v is not None:
+                try:
+                    out[k] = dt.datetime.strptime(v.strip(), spec.date_format).date().isoformat()
+                except ValueError:
+                    out[k] = v
     return out
 
 
 def _value(cells: list[str | None], match: hd.Match, name: str) -> float | None:
     """A logical field's number on a line (a derived column's parts summed)."""
     profile = match.profile
-    parts = profile.derived.get(name, [name])
+    parts = match.derived.get(name, [name])
     total, seen = 0.0, False
     for p in parts:
         pos = match.columns.get(p)

@@ -65,11 +65,12 @@ def _fingerprint(d: Path | None) -> tuple:
 def _explain(exc: ValidationError) -> str:
     """The first error of a profile as ``key: what is wrong; what to write``."""
     err = exc.errors()[0]
-    loc = ".".join(str(x) for x in err["loc"])
+    # a union's branch (``profile_keys._tagged``) is no key of the file
+    loc = ".".join(str(x) for x in err["loc"] if not str(x).startswith("~"))
     msg = err["msg"].removeprefix("Value error, ")
     if err["type"] == "extra_forbidden":
         parent = Profile
-        for part in err["loc"][:-1]:
+        for part in [x for x in err["loc"][:-1] if not str(x).startswith("~")]:
             field = getattr(parent, "model_fields", {}).get(str(part))
             ann = getattr(field, "annotation", None) if field else None
             parent = next((a for a in getattr(ann, "__args__", (ann,)) if hasattr(a, "model_fields")), ann)
@@ -178,7 +179,7 @@ def _canonical(dataset: str, base: Profile) -> Profile:
                 "optional": list(schema.OPTIONAL_COLUMNS.get(dataset, [])), "layout": "wide",
                 "long": None, "period_from_pay_date": None, "split": {}, "employee_id_from": []}
     )
-    made._index = made._reader = None
+    made._index = made._reader = made._flat = made._either = made._refs = None
     _CANONICAL[(dataset, id(base))] = (base, made)
     return made
 

@@ -27,6 +27,9 @@ as ``Check Date: 01/06/2023`` or the employee named above their rows, notes, fie
 name: ``report_layout``), ``period_from_pay_date`` (only check dates: the period from the pay
 date and the pay frequency of the line or, where the report has none, of the file, stated in
 ``payroll/files.csv``), ``employee_id_from`` (no employee id: the printed name is the id).
+And what a header of aliases cannot say (``profile_keys``): ``sheets`` (the sheets read and
+skipped by name), ``transposed`` (items down the side), a column named by its section or position,
+a field from its total or its parts, and ``trust_aliases`` (the unit guard's exceptions).
 """
 
 from __future__ import annotations
@@ -39,7 +42,25 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from transforms import schema
-from transforms.ingest.read.report_layout import ReportLayout, check_pattern
+from transforms.ingest.read.profile_keys import (
+    MONEY_COLUMNS,
+    Alias,
+    ColumnRef,
+    FieldSpec,
+    SheetChoice,
+    TotalOrParts,
+    Transposed,
+    unit_slip,
+)
+from transforms.ingest.read.profile_parts import (
+    FREQUENCIES,
+    USUAL_FREQUENCIES,
+    LongLayout,
+    NumberFormat,
+    PeriodFromPayDate,
+    SplitField,
+)
+from transforms.ingest.read.report_layout import ReportLayout
 from transforms.ingest.read.vocabulary import Reader, Vocabulary, load_vocabulary
 
 DATASETS: tuple[str, ...] = tuple(schema.SUBMITTED_COLUMNS)
@@ -49,126 +70,6 @@ def fold(header: str) -> str:
     """Fold a header for exact matching: accents removed, lower case, letters and digits only."""
     text = unicodedata.normalize("NFKD", str(header)).encode("ascii", "ignore").decode()
     return re.sub(r"[^0-9a-z]", "", text.lower())
-
-
-class NumberFormat(BaseModel):
-    """How a layout writes amounts. Every layout reads what people and spreadsheets write (spec
-    section 1): a ``$``, thousands separators and parentheses for a negative amount by default."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    thousands: str | None = ","  # e.g. "," in "1,234.56"
-    decimal: Literal[".", ","] = "."
-    currency: list[str] = Field(default_factory=lambda: ["$"])  # symbols stripped
-    parentheses_negative: bool = True  # "(12.50)" = -12.50
-    trailing_minus: bool = False  # "12.50-" = -12.50
-    # a blank amount or hours cell: a missing value (a reject of the row), or 0 (a register whose
-    # lines each carry only some of the columns: an earnings line, a tax line)
-    blank: Literal["missing", "zero"] = "missing"
-
-
-FREQUENCIES = ("weekly", "biweekly", "semimonthly", "monthly")
-# how reports write the four frequencies (a profile's ``frequencies`` adds its own codes)
-USUAL_FREQUENCIES = {"WEEKLY": "weekly", "BIWEEKLY": "biweekly", "BI-WEEKLY": "biweekly", "SEMIMONTHLY": "semimonthly",
-                     "SEMI-MONTHLY": "semimonthly", "MONTHLY": "monthly"}
-
-
-class LongLayout(BaseModel):
-    """A line-per-code export: the fields holding the code, its hours and its amount, and the
-    code table (codes compared case-insensitively, spaces trimmed)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    code: str  # logical field holding the earnings or tax code
-    hours: str  # logical field holding the hours (read only on codes that carry hours)
-    amount: str  # logical field holding the amount (read on codes that carry wages or taxes)
-    hours_codes: list[str] = Field(default_factory=list)  # codes whose hours count (REG, OT, HOL ...)
-    wage_codes: list[str] = Field(default_factory=list)  # codes whose amount is gross wages (REG, OT, BONUS ...)
-    tax_codes: list[str] = Field(default_factory=list)  # codes whose amount is an employer payroll tax
-    ignore_codes: list[str] = Field(default_factory=list)  # employee taxes, deductions, reimbursements
-    # an export whose lines carry the code's type (earnings, deduction, tax, employer tax): the
-    # logical field holding it and what each type counts as (then the code lists are not needed)
-    type: str | None = None
-    type_counts: dict[str, Literal["hours+wages", "wages", "taxes", "ignored"]] = Field(default_factory=dict)
-
-    @model_validator(mode="after")
-    def _check(self) -> LongLayout:
-        counted = set(self.wage_codes) | set(self.tax_codes) | set(self.hours_codes)
-        for name in ("hours_codes", "wage_codes", "tax_codes", "ignore_codes"):
-            codes = getattr(self, name)
-            if any(c != c.strip().upper() or not c for c in codes):
-                raise ValueError(f"long.{name}: codes are written upper case, without surrounding spaces")
-        if both := set(self.wage_codes) & set(self.tax_codes):
-            raise ValueError(f"long: codes both wages and employer taxes: {sorted(both)}; list each in one of wage_codes, tax_codes")
-        if both := counted & set(self.ignore_codes):
-            raise ValueError(f"long.ignore_codes: codes both counted and ignored: {sorted(both)}; list each once")
-        if (self.type is None) == bool(self.type_counts):
-            raise ValueError("long: type and type_counts go together (write both, or neither and a code table)")
-        if self.type is None and not counted:
-            raise ValueError("long: a code table (hours_codes, wage_codes, tax_codes) or a type field is needed")
-        if any(k != k.strip().upper() or not k for k in self.type_counts):
-            raise ValueError("long.type_counts: types are written upper case, without surrounding spaces")
-        return self
-
-    def counts_as(self, code: str) -> str | None:
-        """hours+wages, hours, wages, taxes, ignored, or None (not in the code table)."""
-        c = code.strip().upper()
-        h, w, t = c in self.hours_codes, c in self.wage_codes, c in self.tax_codes
-        if h and w:
-            return "hours+wages"
-        if h or w or t:
-            return "hours" if h else "wages" if w else "taxes"
-        return "ignored" if c in self.ignore_codes else None
-
-
-class PeriodFromPayDate(BaseModel):
-    """The pay period derived from the check (pay) date and the pay frequency.
-
-    ``rule: period_ending_on_pay_date`` (the only rule so far), with the pay date moved back by
-    ``lag_days`` first (a check paid some days after its period closes): weekly and biweekly: the
-    7 or 14 days ending on that day; semimonthly: the half month holding it (the 1st to the 15th,
-    or the 16th to the month's end); monthly: the calendar month holding it.
-    ``frequency``: the logical field holding each line's pay frequency; absent when the report
-    has none (a report with only check dates): then the submission states it per file in
-    ``payroll/files.csv`` (``pay_frequency``, and ``pay_lag_days`` where it differs from
-    ``lag_days``), and a file without it is a reject saying so.
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    rule: Literal["period_ending_on_pay_date"]
-    frequency: str | None = None
-    frequencies: dict[str, Literal["weekly", "biweekly", "semimonthly", "monthly"]] = Field(default_factory=dict)
-    lag_days: int = Field(default=0, ge=0, le=31)
-
-    @model_validator(mode="after")
-    def _check(self) -> PeriodFromPayDate:
-        if any(k != k.strip().upper() or not k for k in self.frequencies):
-            raise ValueError("period_from_pay_date.frequencies: values are written upper case, without surrounding spaces")
-        return self
-
-    @property
-    def codes(self) -> dict[str, str]:
-        """Every way of writing a frequency this rule reads (the usual words and its own codes)."""
-        return {**USUAL_FREQUENCIES, **{f.upper(): f for f in FREQUENCIES}, **self.frequencies}
-
-
-class SplitField(BaseModel):
-    """One column holding two fields or more (a pay period printed ``12/24/2022 - 01/06/2023``):
-    ``pattern`` has one group per field of ``into``, in order."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    into: list[str] = Field(min_length=2)
-    pattern: str = r"\s*(\S+)\s*-\s*(\S+)\s*"
-
-    @model_validator(mode="after")
-    def _check(self) -> SplitField:
-        check_pattern(self.pattern)
-        if re.compile(self.pattern).groups != len(self.into):
-            raise ValueError(f"pattern {self.pattern!r} has {re.compile(self.pattern).groups} group(s) for "
-                             f"{len(self.into)} field(s) ({', '.join(self.into)}): write one group per field")
-        return self
 
 
 # canonical payroll columns a layout may lack: the submission (the file's folder or
@@ -196,8 +97,10 @@ class Profile(BaseModel):
     # how headers are compared with the aliases: by meaning (the vocabulary) or as written
     match: Literal["words", "exact"] = "words"
     vocabulary: Vocabulary | None = None  # phrases and words of this product's reports
-    # logical field -> header aliases
-    fields: dict[str, list[str]]
+    # logical field -> header aliases (a header as written, or a column named by its section or
+    # position: ``profile_keys.ColumnRef``), or a total column and the parts summed where the file
+    # has no total (``profile_keys.TotalOrParts``)
+    fields: dict[str, FieldSpec]
     # canonical column -> logical fields summed (a blank part counts 0; all blank = missing)
     derived: dict[str, list[str]] = Field(default_factory=dict)
     # logical fields that may be absent from the header (a derived part, e.g. overtime; an
@@ -213,7 +116,15 @@ class Profile(BaseModel):
     # an export with no employee id: the id is the text of these fields, joined by ", " (the
     # employee's name as the report prints it; the roster names the employee the same way)
     employee_id_from: list[str] = Field(default_factory=list)
+    sheets: SheetChoice | None = None  # the sheets of a workbook read and passed over, by name
+    transposed: Transposed | None = None  # items down the side, a column per employee or check
+    # fields whose aliases are taken as written although their words say net pay, hours for a
+    # money field or money for an hours field (``profile_keys.unit_slip``)
+    trust_aliases: list[str] = Field(default_factory=list)
     _source: str = PrivateAttr(default="")
+    _flat: dict | None = PrivateAttr(default=None)
+    _either: dict | None = PrivateAttr(default=None)
+    _refs: dict | None = PrivateAttr(default=None)
     _index: dict | None = PrivateAttr(default=None)
     _base: Vocabulary | None = PrivateAttr(default=None)  # the vocabulary in effect (shipped + agency)
     _reader: Reader | None = PrivateAttr(default=None)
@@ -229,8 +140,9 @@ class Profile(BaseModel):
         out: set[str] = {"employee_id"} if self.employee_id_from else set()
         if self.report is not None:
             out |= {f for b in self.report.blocks for f in b.sets} | {v.field for v in self.report.labels}
-            if self.report.file_name is not None:
-                out |= set(re.compile(self.report.file_name.pattern).groupindex)
+            for spec in (self.report.file_name, self.report.sheet_name):
+                if spec is not None:
+                    out |= set(re.compile(spec.pattern).groupindex)
         if self.long is not None:
             out |= {"hours", "gross_wages", "employer_taxes"}
         if self.period_from_pay_date is not None:
@@ -252,7 +164,8 @@ class Profile(BaseModel):
             raise ValueError("layout: a long layout needs a 'long' section (and only it has one)")
         if self.dataset != "payroll" and (self.long is not None or self.period_from_pay_date is not None):
             raise ValueError("dataset: long layouts and derived periods are for payroll")
-        names = set(self.fields) | self.provided
+        flat = self._flatten()
+        names = set(flat) | self.provided
         uses = [("long", [self.long.code, self.long.hours, self.long.amount, *([self.long.type] if self.long.type else [])]
                  if self.long else []),
                 ("period_from_pay_date.frequency", [self.period_from_pay_date.frequency]
@@ -268,13 +181,13 @@ class Profile(BaseModel):
             if col == "employee_id" and self.employee_id_from:
                 continue
             if col in self.provided:
-                if col in self.fields or col in self.derived:
+                if col in flat or col in self.derived:
                     raise ValueError(f"fields.{col}: comes from the layout ({self._provider(col)}), not from a column: remove it")
                 continue
-            if col not in self.fields and col not in self.derived and col not in self.context_ok:
+            if col not in flat and col not in self.derived and col not in self.context_ok:
                 raise ValueError(f"fields.{col}: the canonical column {col!r} is neither a field nor derived: "
                                  f"add '{col}: [its header]' under fields")
-            if col in self.fields and col in self.derived:
+            if col in flat and col in self.derived:
                 raise ValueError(f"derived.{col}: {col!r} is both a field and derived: keep one")
         for col, parts in self.derived.items():
             if col not in canon:
@@ -282,16 +195,17 @@ class Profile(BaseModel):
             if not parts:
                 raise ValueError(f"derived.{col}: no parts: list the fields summed")
             for p in parts:
-                if p not in self.fields:
+                if p not in flat:
                     raise ValueError(f"derived.{col}: uses {p!r}, which is not a field: add it under fields")
         for f in self.optional:
-            if f not in self.fields:
+            if f not in flat:
                 raise ValueError(f"optional: {f!r} is not a field")
             if f in canon and f not in self.context_ok:
                 raise ValueError(f"optional: a canonical column ({f}) cannot be optional")
-        for f, aliases in self.fields.items():
+        for f, aliases in flat.items():
             if not aliases:
                 raise ValueError(f"fields.{f}: no header alias: write the column's header, e.g. {f}: [{f.replace('_', ' ').title()}]")
+        self._check_keys(flat)
         self._check_aliases()
         for enc in self.encodings:
             try:
@@ -319,12 +233,91 @@ class Profile(BaseModel):
         self._check_aliases()
         return self
 
+    def _flatten(self) -> dict[str, list[Alias]]:
+        """Every logical field and its aliases, a total-or-parts field as its total and a field per
+        part given by its aliases (``<field>.parts.<n>``); ``_either``: such a field -> its parts."""
+        flat: dict[str, list[Alias]] = {}
+        either: dict[str, list[str]] = {}
+        for f, spec in self.fields.items():
+            if not isinstance(spec, TotalOrParts):
+                flat[f] = list(spec)
+                continue
+            flat[f] = list(spec.total)
+            names = []
+            for i, part in enumerate(spec.parts):
+                if isinstance(part, str):
+                    names.append(part)
+                    continue
+                names.append(f"{f}.parts.{i}")
+                flat[names[-1]] = list(part)
+            either[f] = names
+        for f, parts in either.items():
+            for i, p in enumerate(parts):
+                if p not in flat or p in either:
+                    raise ValueError(f"fields.{f}.parts.{i}: {p!r} is not a field: write a part as the list of its "
+                                     f"headers ([{p}]) or the name of another field")
+        self._flat, self._either, self._refs = flat, either, None
+        return flat
+
+    @property
+    def flat(self) -> dict[str, list[Alias]]:
+        """Every logical field and its aliases (``_flatten``)."""
+        return self._flat if self._flat is not None else self._flatten()
+
+    @property
+    def either(self) -> dict[str, list[str]]:
+        """A field read from its total column, or else summed from these fields (its parts)."""
+        if self._either is None:
+            self._flatten()
+        return self._either
+
+    def refs(self) -> dict[str, list[ColumnRef]]:
+        """The fields named by their section or position, and how."""
+        if self._refs is None:
+            self._refs = {f: r for f, aliases in self.flat.items() if (r := [a for a in aliases if isinstance(a, ColumnRef)])}
+        return self._refs
+
+    def _check_keys(self, flat: dict[str, list[Alias]]) -> None:
+        """trust_aliases, sheets and transposed said consistently; no alias of a money field that
+        says net pay or hours, none of an hours field that says money (``profile_keys.unit_slip``)."""
+        for f in self.trust_aliases:
+            if f not in flat:
+                raise ValueError(f"trust_aliases: {f!r} is not a field")
+        if self.transposed is not None and self.report is not None and self.report.header_rows == 2 and (
+                self.transposed.label_columns != 2 or self.transposed.group_row is not None):
+            raise ValueError("transposed.label_columns: a two-row header of labels is 2 label columns (a group and "
+                             "its item), without group_row: write label_columns: 2")
+        for f, kind in self._units(flat).items():
+            if f in self.trust_aliases:
+                continue
+            for a in flat[f]:
+                said = a if isinstance(a, str) else a.header
+                if said and (slip := unit_slip(f, kind, said)):
+                    raise ValueError(slip)
+
+    def _units(self, flat: dict[str, list[Alias]]) -> dict[str, str]:
+        """The fields of money and of hours (the canonical ones, their parts, a long layout's)."""
+        out: dict[str, str] = {}
+        for col, kind in (*((c, "money") for c in MONEY_COLUMNS), ("hours", "hours")):
+            for f in [col, *self.derived.get(col, []), *self.either.get(col, [])]:
+                if f in flat:
+                    out[f] = kind
+        if self.long is not None:
+            out.setdefault(self.long.amount, "money")
+            out.setdefault(self.long.hours, "hours")
+        return out
+
     def _check_aliases(self) -> None:
         """No alias empty, and no two fields with aliases that read alike (one column would
         reach two fields)."""
         seen: dict[frozenset[str] | str, tuple[str, str]] = {}
-        for f, aliases in self.fields.items():
+        for f, aliases in self.flat.items():
             for a in aliases:
+                if not isinstance(a, str):
+                    if a.header is not None and not self.key(a.header):
+                        raise ValueError(f"fields.{f}: header {a.header!r} reads as no word (punctuation only): "
+                                         "write the column's header as the report prints it")
+                    continue
                 k = self.key(a)
                 if not k:
                     raise ValueError(f"fields.{f}: alias {a!r} reads as no word (punctuation only): "
@@ -354,7 +347,7 @@ class Profile(BaseModel):
     def alias_index(self) -> dict[frozenset[str] | str, str]:
         """Each alias's key -> its field (computed once)."""
         if self._index is None:
-            self._index = {self.key(a): f for f, aliases in self.fields.items() for a in aliases}
+            self._index = {self.key(a): f for f, aliases in self.flat.items() for a in aliases if isinstance(a, str)}
         return self._index
 
     @property
@@ -362,13 +355,23 @@ class Profile(BaseModel):
         """Whether the layout's lines are more than a header and rows (totals, blocks, notes,
         fields in the file name): such a file is read line by line (``shape.shape_report``)."""
         r = self.report
-        return r is not None and bool(r.totals or r.blocks or r.notes or r.end or r.file_name or r.labels or r.header_rows > 1)
+        return r is not None and bool(r.totals or r.blocks or r.notes or r.end or r.file_name or r.sheet_name or r.labels
+                                      or r.header_rows > 1)
 
     @property
     def required_fields(self) -> list[str]:
         """The fields whose column a header must hold (a column the submission may give instead is
         still required when the profile names it, unless listed optional)."""
-        return [f for f in self.fields if f not in self.optional]
+        either = {f for col, parts in self.either.items() for f in (col, *parts)}
+        return [f for f in self.flat if f not in self.optional and f not in either]
+
+    def takes_sheet(self, name: str) -> bool:
+        """Whether the profile reads a sheet of this name (``sheets``)."""
+        return self.sheets is None or (self.sheets.reads(name) and self.sheets.skips(name) is None)
+
+    def skips_sheet(self, name: str) -> str | None:
+        """The ``sheets.skip`` pattern naming the sheet, or None."""
+        return self.sheets.skips(name) if self.sheets is not None else None
 
     @property
     def header_within(self) -> int:
@@ -376,4 +379,4 @@ class Profile(BaseModel):
 
 
 __all__ = ["DATASETS", "FREQUENCIES", "FROM_CONTEXT", "LongLayout", "NumberFormat", "PeriodFromPayDate", "Profile",
-           "SplitField", "fold"]
+           "SplitField", "USUAL_FREQUENCIES", "fold"]

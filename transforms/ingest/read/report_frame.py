@@ -8,7 +8,8 @@ section's header, the fields carried from block lines, labelled values and the f
 the ``shape.Shape`` of the other lines (counted; the totals lines checked). ``None`` when the
 profile asks for what only the line-by-line walk does (a block label anywhere on a line, a
 pattern the Rust regex engine does not take, sections of a two-row header or labels restricted to
-columns that move between sections): the caller then walks the lines in Python.
+columns that move between sections, a totals label in any cell): the caller then walks the lines in
+Python.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def walk(frame: pl.DataFrame, found: hd.Found, records, rel: str, sheet: str | N
     walked as ``shape.shape_report`` walks it, or None (see the module's docstring)."""
     match = found.match
     profile, layout = match.profile, match.profile.report
-    if any(not b.first for b in layout.blocks) or not _ok(
+    if any(not b.first for b in layout.blocks) or any(not t.first for t in layout.totals) or not _ok(
             [*(b.label for b in layout.blocks), *(b.value for b in layout.blocks), *(t.label for t in layout.totals),
              *layout.notes, *layout.end, *(v.label for v in layout.labels), *(v.value for v in layout.labels)]):
         return None
@@ -151,7 +152,7 @@ def _walk_sections(f: pl.DataFrame, s, width, found, sections, repeat, records, 
     table_frame = f.lazy().filter(pl.col("__data") & ~pl.col("__ragged")).select(
         *[pl.when(pl.col(f"u{j}") != "").then(pl.col(f"u{j}")).alias(f"c{j}") for j in range(u)],  # "" is no value
         pl.col("__line").cast(pl.Int64), *extra).collect()
-    for k2, v2 in ln.name_fields(profile, rel).items():
+    for k2, v2 in ln.name_fields(profile, rel, sheet).items():
         table_frame = table_frame.with_columns(pl.lit(v2, dtype=pl.String).alias(f"__name_{k2}"))
     table = rd.RawTable(list(walk.names), records[found.index][0], table_frame, ragged, sheet=sheet, delimiter=delimiter)
     return _as_cells(table, umatch), shape
@@ -296,7 +297,7 @@ def _values(f: pl.DataFrame, names: list[str], match: hd.Match) -> list[pl.Serie
     nf = match.profile.number
     out = []
     for name in names:
-        parts = match.profile.derived.get(name, [name])
+        parts = match.derived.get(name, [name])
         nums = [(number_expr(pl.col(f"u{match.columns[p]}"), nf), pl.col(f"u{match.columns[p]}").str.strip_chars())
                 for p in parts if p in match.columns]
         if not nums:

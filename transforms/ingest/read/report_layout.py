@@ -25,7 +25,8 @@ def check_pattern(value: str) -> str:
 
 class TotalsLine(BaseModel):
     """Lines of a report that total the lines above them (skipped, counted and checked): a line
-    whose first non-blank cell matches ``label`` (case-insensitive, whole cell)."""
+    whose first non-blank cell matches ``label`` (case-insensitive, whole cell); ``first: false``:
+    any cell of the line (``Company Total`` under the employee number, beside a department)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -35,6 +36,7 @@ class TotalsLine(BaseModel):
     # which lines it totals: those since the last totals line or block header (``since_last``), the
     # block's (``block``), or the file's (``file``)
     scope: Literal["since_last", "block", "file"] = "since_last"
+    first: bool = True
 
     @field_validator("label")
     @classmethod
@@ -128,6 +130,8 @@ class ReportLayout(BaseModel):
     blocks: list[BlockLine] = Field(default_factory=list)
     labels: list[LabelledValue] = Field(default_factory=list)
     file_name: FileNameFields | None = None
+    # fields of every line taken from the sheet's name (a tab per pay run: "Jan 13, 22", "Run 2023-01-06")
+    sheet_name: FileNameFields | None = None
     # lines skipped as notes (a report's footer: "Confidential", "Page 1 of 3"): a regex of the
     # first non-blank cell
     notes: list[str] = Field(default_factory=list)

@@ -43,6 +43,7 @@ class Shape:
     notes: int = 0
     summary: int = 0  # lines from a report's end line on (its summary)
     cover: int = 0  # lines of a cover or notes sheet skipped beside this table
+    skipped: int = 0  # lines of the sheets a profile's ``sheets.skip`` passed over beside this table
     errors: list[CellError] = field(default_factory=list)  # totals that disagree with their lines
     totals_plan: object | None = None  # totals lines to check on the staged rows (``report_frame.TotalsPlan``)
 
@@ -51,14 +52,15 @@ class Shape:
                                                 (self.blocks, "block header line(s)"),
                                                 (self.repeated_headers, "repeated header(s)"),
                                                 (self.notes, "note line(s)"), (self.summary, "summary line(s)"),
-                                                (self.cover, "cover sheet line(s)")) if n]
+                                                (self.cover, "cover sheet line(s)"),
+                                                (self.skipped, "line(s) of skipped sheet(s)")) if n]
         return ", ".join(parts)
 
     @property
     def lines(self) -> int:
         """Every line read that is not a row of the table."""
         return (len(self.preamble) + self.totals + self.blocks + self.repeated_headers + self.notes + self.summary
-                + self.cover)
+                + self.cover + self.skipped)
 
 
 # --- a report's lines ------------------------------------------------------------------------------
@@ -183,6 +185,9 @@ def _read_line(records, k: int, walk: _Walk, shape: Shape, match: hd.Match, wher
         shape.summary += sum(1 for _, c in records[k:] if ln.first_cell(c) is not None)
         return False
     total = next((t for t in layout.totals if re.fullmatch(t.label, text, re.I)), None)
+    if total is None:  # a label in any cell of the line
+        total = next((t for t in layout.totals if not t.first and any(
+            c and re.fullmatch(t.label, c.strip(), re.I) for c in cells)), None)
     if total is not None:
         shape.totals += 1
         ln.close_group(walk, layout, profile.date_formats)
@@ -223,7 +228,7 @@ def _table(walk: _Walk, head_line: int, profile: pf.Profile, rel: str, sheet: st
         values = pl.DataFrame({"__line": [n for n, _ in walk.rows], **extra},
                               schema={"__line": pl.Int64, **dict.fromkeys(extra, pl.String)})
         table.frame = table.frame.join(values, on="__line", how="left")
-    for k, v in ln.name_fields(profile, rel).items():
+    for k, v in ln.name_fields(profile, rel, sheet).items():
         table.frame = table.frame.with_columns(pl.lit(v, dtype=pl.String).alias(f"__name_{k}"))
     return table
 
@@ -259,7 +264,7 @@ def _said_by(column: str) -> str:
     """How a rejected value from outside the rows is named: the field and where it came from."""
     if column.startswith("__block_"):
         return f"{column.removeprefix('__block_')} (block header line)"
-    return f"{column.removeprefix('__name_')} (file name)"
+    return f"{column.removeprefix('__name_')} (file or sheet name)"
 
 
 def _as_cells(table: rd.RawTable, match: hd.Match) -> tuple[rd.RawTable, hd.Match]:

@@ -70,7 +70,8 @@ def _read_simple(dataset: str, files: list[tuple[str, bytes]]) -> list[tuple[rd.
     groups: dict[tuple[str, tuple[str, ...]], list[tuple[int, bytes, hd.Match]]] = {}
     layouts: dict[tuple[str, bytes], tuple[hd.Match, str] | None] = {}
     for i, (ext, data) in enumerate(files):
-        cands = [p for p in pfiles.profiles_for(dataset, "csv") if ext in p.extensions and not p.shaped]
+        cands = [p for p in pfiles.profiles_for(dataset, "csv") if ext in p.extensions and not p.shaped
+                 and p.transposed is None]
         if ext in wbk.WORKBOOK_EXT or not cands or not data or data.isspace():
             continue
         line = data.split(b"\n", 1)[0]

@@ -126,8 +126,8 @@ def _submitted_text(dataset: str, c: Cells) -> tuple[pl.DataFrame, dict[str, str
         elif col in ("period_start", "period_end") and profile.period_from_pay_date is not None:
             text_cols[col] = c.cell("pay_date")
             headers[col] = c.header("pay_date")
-        elif col in profile.derived:
-            parts = profile.derived[col]
+        elif col in match.derived:
+            parts = match.derived[col]
             text_cols[col] = pl.concat_str([c.cell(p).fill_null("") for p in parts], separator=" + ")
             headers[col] = " + ".join(table.headers[match.columns[p]] for p in parts if p in match.columns)
         else:

@@ -13,25 +13,29 @@ report's cover or notes sheet beside the data) is skipped and said.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
 from transforms import schema
 from transforms.ingest.read import context as ctx
+from transforms.ingest.read import figures as fg
 from transforms.ingest.read import header as hd
 from transforms.ingest.read import lines as ln
+from transforms.ingest.read import problems as pb
 from transforms.ingest.read import profile_files as pfiles
 from transforms.ingest.read import profiles as pf
 from transforms.ingest.read import readers as rd
 from transforms.ingest.read import report_frame as rf
 from transforms.ingest.read import shape as sh
+from transforms.ingest.read import sheets as shp
 from transforms.ingest.read import simple
 from transforms.ingest.read import submission as sub
+from transforms.ingest.read import transpose as tp
 from transforms.ingest.read import workbooks as wbk
 from transforms.ingest.read.arrow_csv import read_delimited_arrow
 from transforms.ingest.read.context import FileContext
+from transforms.ingest.read.problems import Problem, Sheet
 from transforms.ingest.read.report_frame import STAGED_SUMS
 from transforms.ingest.read.simple import Piece, pieces, read_simple, read_simple_many
 from transforms.ingest.read.staging import (
@@ -52,45 +56,6 @@ def discover(root: Path, exclude: list[Path] | None = None) -> list[tuple[str | 
     return [(e.dataset, e.path) for e in sub.discover(root, exclude) if e.kind == "file"]
 
 
-@dataclass
-class Problem:
-    rule: str
-    message: str  # one short line (the file's message, the run's summary)
-    table: rd.RawTable | None = None  # the rows we could still split, to count and quarantine
-    detail: str | None = None  # the full message, for the rejects file
-
-
-@dataclass
-class Sheet:
-    """One table of a file that matched no profile (its rows are rejected as a whole)."""
-
-    sheet: str | None
-    problem: Problem
-
-
-def _no_match(dataset: str, near: hd.Nearest | None, where: str = "", hint: str = "") -> tuple[str, str]:
-    """(short, full) messages of a table no layout reads: the row it came closest with."""
-    if near is None:
-        msg = f"no row of the {where or 'file'} is the header of a {dataset} layout (no column of any layout found)"
-        return msg + (f". {hint}" if hint else ""), msg + (f". {hint}" if hint else "")
-    m = near.match
-    lead = (f"the header matches no known {dataset} layout; nearest: line {near.line}"
-            f"{f' of {where}' if where else ''}, by '{m.profile.name}' ({len(m.columns)} of "
-            f"{len(m.columns) + len(m.missing)} fields)")
-    short, full = [lead], [lead]
-    if m.missing:
-        short.append("missing column(s): " + hd.short_list(m.missing_headers()))
-        full.append("missing column(s): " + ", ".join(m.missing_headers()))
-    if m.duplicated:
-        short.append("two columns reach one field: " + hd.short_list(m.twice(), 2))
-        full.append("two columns reach one field: " + "; ".join(m.twice()))
-    if m.unmatched:
-        short.append("unmatched column(s): " + hd.short_list(m.unmatched))
-        full.append("unmatched column(s): " + ", ".join(m.unmatched))
-    tail = f". {hint}" if hint else ""
-    return "; ".join(short) + tail, "; ".join(full) + tail
-
-
 def read_tables(dataset: str, path: Path, rel: str, key: HashKey, context: FileContext | None = None
                 ) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
     """(staged tables, whole-file problem, sheets that matched nothing, notes). ``context``: what
@@ -108,10 +73,15 @@ def read_tables(dataset: str, path: Path, rel: str, key: HashKey, context: FileC
     cands = _candidates(dataset, "csv", context, ext)
     if not cands:
         return [], Problem("unknown_layout", f"no {dataset} layout is a {ext} file"), [], notes
-    first, _ = simple.first_line_layout(cands, data)
+    turned = [p for p in cands if p.transposed is not None]  # read from every line, once nothing else reads the file
+    cands = [p for p in cands if p.transposed is None]
+    first, _ = simple.first_line_layout(cands, data) if cands else (None, None)
     if first is not None and not first[0].profile.shaped:
         return _read_header_first(dataset, data, first, rel, key, context, notes)
-    found = _find_in_text(cands, data)
+    found = _find_in_text(cands, data) if cands else Problem("unknown_layout", f"no {dataset} layout reads the file")
+    if isinstance(found, Problem) and turned and (got := tp.find_in_text(turned, data)) is not None:
+        records, hit, delim = got
+        return _stage_records(dataset, records, hit, rel, key, context, notes, delimiter=delim)
     if isinstance(found, Problem):
         return [], found, [], notes
     text, head, hit, enc, delim = found
@@ -123,7 +93,9 @@ def read_tables(dataset: str, path: Path, rel: str, key: HashKey, context: FileC
             got = rf.walk(frame, hit, head, rel, None, delim)
             if got is not None:
                 (table, m), shape = got
-                return _finish_shaped(dataset, table, m, shape, rel, key, context, notes)
+                unread = _unread_above(head, hit, shape, None, delim)
+                staged, problem, bad, notes = _finish_shaped(dataset, table, m, shape, rel, key, context, notes)
+                return staged, problem, bad + unread, notes
     return _stage_records(dataset, rd.delimited_records(text, delim), hit, rel, key, context, notes, delimiter=delim)
 
 
@@ -143,7 +115,7 @@ def _read_header_first(dataset: str, data: bytes, first: tuple[hd.Match, str], r
             return [], Problem(exc.rule, exc.message), [], notes
     m = hd.match_headers(m.profile, table.headers)
     if not m.ok:
-        short, full = _no_match(dataset, hd.Nearest(0, table.header_line, m))
+        short, full = pb.no_match(dataset, hd.Nearest(0, table.header_line, m))
         return [], Problem("unknown_layout", short, detail=full), [], notes
     notes += simple.table_notes(table, enc, m)
     return _finish_table(dataset, table, m, rel, key, context, notes, sh.Shape())
@@ -186,7 +158,7 @@ def _find_in_text(cands: list[pf.Profile], data: bytes):
                 near = hd.find_layout([p], got[0])[1] if got is not None else None
                 if near is not None and (nearest is None or hd._score(near.match) > hd._score(nearest.match)):
                     nearest = near
-        return _unknown_layout(cands[0].dataset, cands, data, nearest)
+        return pb.unknown_layout(cands[0].dataset, cands, data, nearest)
     found, enc, d, text = best
     head = by_text[("|".join(next(p for p in cands if p.name == found.match.profile.name).encodings), d)][0]
     return text, head, found, enc, d
@@ -202,70 +174,71 @@ def _prefix(text: str, chars: int = 1 << 20) -> str:
 
 def _read_workbook(dataset: str, path: Path, rel: str, key: HashKey, context: FileContext | None,
                    notes: list[str]) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
-    """Every sheet of a workbook that has a layout, its header found as in a text file; a hidden
-    sheet is named in the notes (and not read when it matches no layout); a cover or notes sheet
-    (no header row, no figures) beside a sheet that is read is skipped and said."""
+    """Every sheet of a workbook that has a layout, its header found as in a text file; what
+    becomes of the others is ``sheets.plan_sheets``'s: a sheet skipped by name, a cover or notes
+    sheet, a hidden sheet are said; a table of figures no layout reads is an unread table (its
+    lines rejected: the file is not read whole) beside the sheets read, and a sheet no layout reads
+    when none is read."""
     try:
         sheets = wbk.read_workbook(path)
     except rd.FileUnreadable as exc:
         return [], Problem(exc.rule, exc.message), [], notes
     if not any(s.records for s in sheets):
         return [], Problem("empty_file", "the workbook has no sheet with a header row"), [], notes
-    cands = _candidates(dataset, "xlsx", context)
-    staged, bad, covers = [], [], []
-    for sheet in sheets:
-        if not sheet.records:
-            continue
-        found, near = hd.find_layout(cands, sheet.records)
-        if found is None:
-            if not sheet.visible:
-                notes.append(f"hidden sheet '{sheet.name}' not read: it matches no layout")
-                continue
-            if _cover(sheet.records, near):
-                covers.append(sheet)
-                continue
-            table = rd.table_from_records(sheet.records, sheet=sheet.name)
-            short, full = _no_match(dataset, near, f"sheet '{sheet.name}'")
-            bad.append(Sheet(sheet.name, Problem("unknown_layout", f"sheet '{sheet.name}': {short}", table,
-                                                 f"sheet '{sheet.name}': {full}")))
-            continue
-        if not sheet.visible:
-            notes.append(f"sheet '{sheet.name}' is hidden (read like the others)")
-        got, problem, _, _ = _stage_records(dataset, sheet.records, found, rel, key, context, notes, sheet=sheet.name)
+    plan = shp.plan_sheets(sheets, _candidates(dataset, "xlsx", context))
+    staged, bad = [], []
+    for got in plan.read:
+        if not got.sheet.visible:
+            notes.append(f"sheet '{got.sheet.name}' is hidden (read like the others)")
+        tables, problem, unread, _ = _stage_records(dataset, got.records, got.found, rel, key, context, notes,
+                                                    sheet=got.sheet.name)
         if problem is not None:
             return [], problem, [], notes
-        staged += got
-    for sheet in covers:
-        if staged or bad:
+        staged += tables
+        bad += unread
+    passed = 0
+    for sheet, profile, pattern in plan.skipped:
+        notes.append(f"sheet '{sheet.name}' skipped: sheets.skip {pattern!r} of '{profile}' ({len(sheet.records)} line(s))")
+        passed += len(sheet.records)
+    for sheet in plan.hidden:
+        notes.append(f"hidden sheet '{sheet.name}' not read: it matches no layout")
+    if staged:
+        for sheet, near in plan.unread:
+            msg = fg.unread_message(sheet.records, sheet.name)
+            bad.append(Sheet(sheet.name, Problem("unread_table", msg, fg.lines_table(sheet.records, sheet=sheet.name),
+                                                 f"{msg}; {pb.no_match(dataset, near, f'sheet {sheet.name!r}')[1]}")))
+        for sheet in plan.covers:
             notes.append(f"sheet '{sheet.name}' skipped: no header row and no figures (a cover or notes sheet, "
                          f"{len(sheet.records)} line(s))")
-            if staged:
-                staged[0].shape.cover += len(sheet.records)
-        else:
-            table = rd.table_from_records(sheet.records, sheet=sheet.name)
-            short, full = _no_match(dataset, None, f"sheet '{sheet.name}'")
-            bad.append(Sheet(sheet.name, Problem("unknown_layout", f"sheet '{sheet.name}': {short}", table,
-                                                 f"sheet '{sheet.name}': {full}")))
+            staged[0].shape.cover += len(sheet.records)
+        staged[0].shape.skipped += passed
+        rest = plan.unknown
+    else:  # nothing read: every sheet is a sheet no layout reads, as the file is
+        rest = [*plan.unread, *plan.unknown, *((s, None) for s in plan.covers)]
+    for sheet, near in sorted(rest, key=lambda x: plan.order.index(x[0].name)):
+        table = rd.table_from_records(sheet.records, sheet=sheet.name)
+        short, full = pb.no_match(dataset, near, f"sheet '{sheet.name}'")
+        bad.append(Sheet(sheet.name, Problem("unknown_layout", f"sheet '{sheet.name}': {short}", table,
+                                             f"sheet '{sheet.name}': {full}")))
+    if not staged and not bad:
+        return [], Problem("unknown_layout", "no sheet of the workbook is read: every sheet is skipped by sheets.skip"), [], notes
     return staged, None, bad, notes
 
 
-def _cover(records, near: hd.Nearest | None) -> bool:
-    """A sheet that is no table: no row reaches two fields of a layout and no row holds three
-    figures (a report's cover: title, company, criteria; a notes sheet)."""
-    if near is not None and near.reached >= 2:
-        return False
-    figures = sum(1 for _, cells in records
-                  if sum(1 for c in cells if c is not None and _figure(c)) >= 3)
-    return figures == 0
-
-
-def _figure(cell: str) -> bool:
-    t = cell.strip().replace(",", "").replace("$", "").strip("()")
-    try:
-        float(t)
-    except ValueError:
-        return False
-    return bool(t)
+def _unread_above(records, found: hd.Found, shape: sh.Shape, sheet: str | None,
+                  delimiter: str | None) -> list[Sheet]:
+    """The lines above a header that hold a table of figures (``figures.run_of_figures``): an
+    unread table, taken out of the preamble said (the file is not read whole)."""
+    run = fg.run_of_figures(records[:found.first])
+    if run is None:
+        return []
+    lines = records[run[0]:run[1] + 1]
+    for _, cells in lines:
+        text = " ".join(c.strip() for c in cells if c and c.strip())
+        if text in shape.preamble:
+            shape.preamble.remove(text)
+    msg = fg.unread_message(lines, sheet, records[found.index][0])
+    return [Sheet(sheet, Problem("unread_table", msg, fg.lines_table(lines, sheet=sheet, delimiter=delimiter)))]
 
 
 def _stage_records(dataset: str, records, found: hd.Found, rel: str, key: HashKey,
@@ -279,7 +252,9 @@ def _stage_records(dataset: str, records, found: hd.Found, rel: str, key: HashKe
         table = rd.table_from_records(records[found.index:], sheet=sheet, delimiter=delimiter)
         shape = sh.Shape(preamble=[" ".join(c.strip() for c in cells if c and c.strip())
                                    for _, cells in records[:found.first]])
-    return _finish_shaped(dataset, table, m, shape, rel, key, context, notes)
+    unread = _unread_above(records, found, shape, sheet, delimiter)
+    staged, problem, bad, notes = _finish_shaped(dataset, table, m, shape, rel, key, context, notes)
+    return staged, problem, bad + unread, notes
 
 
 def _finish_shaped(dataset: str, table: rd.RawTable, m: hd.Match, shape: sh.Shape, rel: str, key: HashKey,
@@ -306,34 +281,6 @@ def _finish_table(dataset: str, table: rd.RawTable, m: hd.Match, rel: str, key: 
     st.structural += shape.errors + mismatch
     st.shape = shape
     return [st], None, [], notes
-
-
-def _unknown_layout(dataset: str, cands: list, data: bytes, nearest: hd.Nearest | None) -> Problem:
-    hint = ""
-    for alt in [",", ";", "\t", "|"]:
-        for p in cands:
-            if alt in p.delimiters:
-                continue
-            try:
-                text, _ = rd.decode(data, list(p.encodings) + ["latin-1"])
-                found, _ = hd.find_layout([p], rd.delimited_records(text, alt, limit=p.header_within))
-            except rd.FileUnreadable:
-                found = None
-            if found is not None:
-                hint = (f"The header matches the '{p.name}' layout when split on {alt!r}, but that "
-                        f"layout is delimited by {' or '.join(repr(x) for x in p.delimiters)}: "
-                        "export it again with that delimiter.")
-                break
-        if hint:
-            break
-    first = cands[0]
-    try:
-        text, _ = rd.decode(data, list(first.encodings) + ["latin-1"])
-        table = rd.read_delimited(text, first.delimiters[0])
-    except rd.FileUnreadable:
-        table = None
-    short, full = _no_match(dataset, nearest, hint=hint)
-    return Problem("unknown_layout", short, table, full)
 
 
 __all__ = ["Piece", "Problem", "Sheet", "discover", "pieces", "read_simple", "read_simple_many", "read_tables",

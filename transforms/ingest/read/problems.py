@@ -1,0 +1,85 @@
+"""A file or a sheet that no layout reads (``tables``): the ``Problem`` naming the row it came
+closest with, by which layout (and the profile's key that kept it out, ``Nearest.hint``), what
+is missing and what is unmatched: one short line, the full lists in the rejects file
+(``Problem.detail``); a ``Sheet`` of a workbook whose rows are rejected as a whole."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from transforms.ingest.read import columns as cr
+from transforms.ingest.read import header as hd
+from transforms.ingest.read import readers as rd
+
+
+@dataclass
+class Problem:
+    rule: str
+    message: str  # one short line (the file's message, the run's summary)
+    table: rd.RawTable | None = None  # the rows we could still split, to count and quarantine
+    detail: str | None = None  # the full message, for the rejects file
+
+
+@dataclass
+class Sheet:
+    """One table of a file that matched no profile (its rows are rejected as a whole)."""
+
+    sheet: str | None
+    problem: Problem
+
+
+def no_match(dataset: str, near: hd.Nearest | None, where: str = "", hint: str = "") -> tuple[str, str]:
+    """(short, full) messages of a table no layout reads: the row it came closest with."""
+    if near is None:
+        msg = f"no row of the {where or 'file'} is the header of a {dataset} layout (no column of any layout found)"
+        return msg + (f". {hint}" if hint else ""), msg + (f". {hint}" if hint else "")
+    m = near.match
+    lead = (f"the header matches no known {dataset} layout; nearest: line {near.line}"
+            f"{f' of {where}' if where else ''}, by '{m.profile.name}' ({len(m.columns)} of "
+            f"{len(m.columns) + len(m.missing)} fields)")
+    short, full = [lead], [lead]
+    if m.missing:
+        short.append("missing column(s): " + hd.short_list(m.missing_headers()))
+        full.append("missing column(s): " + ", ".join(m.missing_headers()))
+    if m.duplicated:
+        short.append("two columns reach one field: " + hd.short_list(m.twice(), 2))
+        full.append("two columns reach one field: " + "; ".join(m.twice()))
+    if m.unmatched:
+        short.append("unmatched column(s): " + hd.short_list(m.unmatched))
+        full.append("unmatched column(s): " + ", ".join(m.unmatched))
+    # a profile's key that kept it from the file comes first: it says what to write
+    keys = [h for h in (near.hint, *cr.hints(m)) if h]
+    head = f"{'. '.join(keys)}. " if keys else ""
+    tail = f". {hint}" if hint else ""
+    return head + "; ".join(short) + tail, head + "; ".join(full) + tail
+
+
+def unknown_layout(dataset: str, cands: list, data: bytes, nearest: hd.Nearest | None) -> Problem:
+    hint = ""
+    for alt in [",", ";", "\t", "|"]:
+        for p in cands:
+            if alt in p.delimiters:
+                continue
+            try:
+                text, _ = rd.decode(data, list(p.encodings) + ["latin-1"])
+                found, _ = hd.find_layout([p], rd.delimited_records(text, alt, limit=p.header_within))
+            except rd.FileUnreadable:
+                found = None
+            if found is not None:
+                hint = (f"The header matches the '{p.name}' layout when split on {alt!r}, but that "
+                        f"layout is delimited by {' or '.join(repr(x) for x in p.delimiters)}: "
+                        "export it again with that delimiter.")
+                break
+        if hint:
+            break
+    first = cands[0]
+    try:
+        text, _ = rd.decode(data, list(first.encodings) + ["latin-1"])
+        table = rd.read_delimited(text, first.delimiters[0])
+    except rd.FileUnreadable:
+        table = None
+    short, full = no_match(dataset, nearest, hint=hint)
+    return Problem("unknown_layout", short, table, full)
+
+
+__all__ = ["Problem", "Sheet", "no_match", "unknown_layout"]
