@@ -84,3 +84,14 @@ def what_to_fix(column: str | None, message: str | None, value: str | None) -> s
     m = plain_message(column, message)
     alike = look_alikes(value) if value is not None else []
     return f"{m}: it holds {' and '.join(alike)}" if alike else m
+
+
+def line_problem(file: str, line, columns: str | None, messages: str | None) -> str:
+    """A line that holds an application, said once: ``payroll/a.csv line 3, hours: not a number``
+    (one column), ``payroll/a.csv line 3: hours: not a number | gross_wages: empty`` (several: each
+    message names its own), dates written as an employer reads them."""
+    where = f"{file} line {line}" if line is not None else file
+    cols = [c for c in (columns or "").split(";") if c]
+    if len(cols) == 1:
+        return f"{where}, {cols[0]}: {plain_message(cols[0], messages)}"
+    return f"{where}: {long_dates(messages or '')}"
