@@ -275,3 +275,26 @@ def test_a_finding_not_knowing_bears_the_tax_laws_own_penalty(work, tmp_path):
     penalty = " ".join(notice.split('class="finding_penalty">')[1].split("<")[0].split())
     assert penalty == ("The penalties the Corporation Business Tax law provides, on the $433.20 recaptured, not "
                        "multiplied (multiplier 1). The Division of Taxation computes their amount.")
+
+
+def test_without_out_the_documents_go_beside_the_workdirs_outputs(base, work, tmp_path):
+    """``finding record`` with no ``--out``: ``findings/<FINDING>`` in the output folder of the
+    workdir's latest annual run (the run records it), never the checkout's ``data/out``."""
+    from flows.cli import app
+    from flows.cli.common import DATA
+
+    before = sorted((DATA / "out" / "findings").glob("F-*")) if (DATA / "out" / "findings").is_dir() else []
+    out = tmp_path / "run-out"
+    annual(base["sub"], work, out)
+    r = CliRunner().invoke(app, ["finding", "record", "A1", "--kind", "misclassified", "--employee", "E1", "--knowing",
+                                 "no", "--reason", "no determination on file", "--workdir", str(work)],
+                           env={"COLUMNS": "300"})
+    assert r.exit_code == 0, r.output
+    folder = out / "findings" / "F-0001"
+    assert (folder / "notices" / "A1.html").is_file() and (folder / "taxation" / "recapture.csv").is_file()
+    assert str(folder) in " ".join(r.output.split())
+    after = sorted((DATA / "out" / "findings").glob("F-*")) if (DATA / "out" / "findings").is_dir() else []
+    assert after == before  # nothing written into the checkout
+    r = CliRunner().invoke(app, ["finding", "withdraw", "F-0001", "--reason", "appeal upheld", "--workdir", str(work)],
+                           env={"COLUMNS": "300"})
+    assert r.exit_code == 0 and (out / "findings" / "F-0001-withdrawal" / "notices" / "A1.html").is_file(), r.output
