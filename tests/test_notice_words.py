@@ -117,6 +117,7 @@ def test_a_held_notice_never_says_nothing_was_rejected(held_total):
             # the held remedy: corrected files, the next run decides, no reopening and no hearing on nothing decided
             assert "the next run decides the application like a new one" in doc.replace("The next run", "the next run")
             assert "reopen" not in doc and "Your right to a hearing" not in doc
+            assert "employer_id: employer_id" not in doc  # one message per problem: the column said once
         assert_pointers_true(html)
 
 

@@ -75,6 +75,8 @@ def plain_message(column: str | None, message: str | None) -> str:
     m = message or ""
     if column and m.startswith(f"{column}: "):
         m = m[len(column) + 2:]
+    # several messages (" | "): a column named twice ("employer_id: employer_id must be 9 digits") once
+    m = " | ".join(re.sub(r"^([\w#. -]+): (\1\b)", r"\2", part) for part in m.split(" | "))
     return long_dates(m)
 
 
@@ -94,4 +96,4 @@ def line_problem(file: str, line, columns: str | None, messages: str | None) -> 
     cols = [c for c in (columns or "").split(";") if c]
     if len(cols) == 1:
         return f"{where}, {cols[0]}: {plain_message(cols[0], messages)}"
-    return f"{where}: {long_dates(messages or '')}"
+    return f"{where}: {plain_message(None, messages)}"

@@ -129,7 +129,8 @@ def _held_by_source(held: pl.DataFrame | None) -> dict[str, dict[str, list[dict]
         return out
     part_of = {v: k for k, v in HELD_PARTS.items()}
     for r in held.iter_rows(named=True):
-        rec = {"file": r["file"], "line": r["line"], "column": r["columns"] or "", "message": r["messages"] or "",
+        rec = {"file": r["file"], "line": r["line"], "column": (r["columns"] or "").replace(";", ", "),
+               "message": r["messages"] or "",
                "fix": what_to_fix(r["columns"], r["messages"], None)}
         if r.get("source") == "declared_totals":
             rec |= {"employee_id": r["employee_id"], "figure": FIGURE_WORDS.get(r["figure"], r["figure"]),
