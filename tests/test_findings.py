@@ -226,6 +226,13 @@ def test_list_and_withdraw_through_the_cli(work, tmp_path):
     assert used_2024(work) == pytest.approx(1500.00)
     notice = (tmp_path / "w1" / "notices" / "A1.html").read_text()
     assert "Notice: audit finding withdrawn, application A1" in notice and "Audit finding F-0001 (withdrawn)" in notice
+    # the withdrawal's certificate replaces the finding's one (the one before it), which is marked superseded
+    assert "Certificate NJ-IMP-2024-A1-A2 replaces certificate NJ-IMP-2024-A1-A1, which is superseded" in " ".join(
+        notice.split())
+    first = (tmp_path / "w1" / "certificates" / "NJ-IMP-2024-A1-A1.html").read_text()
+    assert 'id="superseded"' in first and "NJ-IMP-2024-A1-A2" in first
+    second = (tmp_path / "w1" / "certificates" / "NJ-IMP-2024-A1-A2.html").read_text()
+    assert 'id="amends">NJ-IMP-2024-A1-A1<' in second and "$396.91 / $830.11" in second
     assert (tmp_path / "w1" / "notices" / "A1.pdf").is_file()
 
 

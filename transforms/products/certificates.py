@@ -43,12 +43,15 @@ FLOOR = {
 }
 
 
-def record(row: dict, agency: Agency, addresses: dict[str, str] | None = None, superseded: dict | None = None) -> dict:
+def record(row: dict, agency: Agency, addresses: dict[str, str] | None = None, superseded: dict | None = None,
+           replaces: str | None = None) -> dict:
     """A certificate as every value of it is printed (the HTML page and the PDF take the same
     record): the agency's letterhead, the employer's block, the tax period in its tax's words,
     the amount (for an amended certificate the amount before and after), the statutory basis,
     the filing instructions of its tax type and the certifying official. ``superseded``: the
-    certificate that replaced this one and the date (``superseded_by``): it is marked so."""
+    certificate that replaced this one and the date (``superseded_by``): it is marked so. ``replaces``:
+    the certificate this one replaces (the one before it in its application's chain; the award file's
+    ``amends_certificate_no`` names the first)."""
     tt = TAX_TYPES.get(row["tax_type"], TAX_TYPES["CBT"])
     amended = row.get("record_type") == "AMENDMENT"
     after = int(row["certified_cents"])
@@ -61,7 +64,7 @@ def record(row: dict, agency: Agency, addresses: dict[str, str] | None = None, s
         "employer_address": address_lines((addresses or {}).get(row["application_id"])),
         "tax_type": row["tax_type"] or "CBT", "tax_year": str(row["tax_year"]), "approval_year": str(row["approval_year"]),
         "decided_on": long_date(decision_date(row.get("run_id"))), "amount": money(after),
-        "amended": amended, "amends_no": text(row.get("amends_certificate_no")) if amended else "",
+        "amended": amended, "amends_no": text(replaces or row.get("amends_certificate_no")) if amended else "",
         "before": money(after - int(row.get("change_cents") or 0)) if amended else "",
         "change": money(row.get("change_cents")) if amended else "",
         "basis": BASIS.format(**fields), "carry": CARRY.format(**fields), "floor": FLOOR.get(row["tax_type"], FLOOR["CBT"]),
@@ -104,12 +107,14 @@ def write_certificates(
     agency = load_agency()
     rows = award_rows(awards, applications)
     replaced = superseded_by(rows, run_id)
+    previous = {new["no"]: old for old, new in replaced.items()}
     if only is not None:  # and the certificates they replace, marked superseded
         wanted = set(only) | {old for old, new in replaced.items() if new["no"] in only}
         rows = rows.filter(pl.col("certificate_no").is_in(sorted(wanted)))
     names = file_names(rows.get_column("certificate_no").to_list(), "certificates")
     for row in rows.iter_rows(named=True):
-        c = record({**row, "run_id": row.get("run_id") or run_id}, agency, addresses, replaced.get(row["certificate_no"]))
+        c = record({**row, "run_id": row.get("run_id") or run_id}, agency, addresses, replaced.get(row["certificate_no"]),
+                   previous.get(row["certificate_no"]))
         path = Path(staging_dir) / "certificates" / f"{names[row['certificate_no']]}.html"
         pages.append((path, {"c": c}))
     if pdf_jobs is not None and pages:

@@ -76,13 +76,18 @@ def _certificates(history: pl.DataFrame | None, awards: pl.DataFrame) -> dict[st
     amended the award, the certificate it replaces and the amounts before and after."""
     if history is None or history.height == 0 or "seq" not in history.columns:
         return {}
-    rows = award_rows(history, awards).sort("application_id", "certificate_no")
+    from transforms.products.certificates import superseded_by
+
+    rows = award_rows(history, awards)
+    previous = {new["no"]: old for old, new in superseded_by(rows).items()}
+    rows = rows.with_columns(pl.col("certificate_no").str.extract(r"-A(\d+)$").cast(pl.Int64).fill_null(0).alias("__n"))
     out = {}
-    for r in rows.group_by("application_id", maintain_order=True).agg(pl.all().last()).iter_rows(named=True):
+    for r in rows.sort("application_id", "__n").group_by("application_id", maintain_order=True).agg(
+            pl.all().last()).iter_rows(named=True):
         amended = r["record_type"] == "AMENDMENT"
         out[r["application_id"]] = {
             "certificate_no": r["certificate_no"], "amended": amended,
-            "amends_no": text(r["amends_certificate_no"]) if amended else "",
+            "amends_no": text(previous.get(r["certificate_no"]) or r["amends_certificate_no"]) if amended else "",
             "before": money(int(r["certified_cents"]) - int(r["change_cents"])) if amended else "",
             "after": money(r["certified_cents"]) if amended else "",
         }
