@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -166,17 +167,21 @@ def test_a_bad_payroll_line_is_named_with_the_application_it_holds(subs, runs):
     r = runs["bad"]
     assert r.returncode == 1, r.stdout + r.stderr
     assert "would not be read whole" in r.stdout and "payroll/payroll.csv line 3, hours" in r.stdout
+    # one message per problem: the column said once; the value as written; the application it holds
+    assert "hours: hours:" not in r.stdout
+    assert "payroll/payroll.csv line 3, hours \u201cabc\u201d: not a number (application A000)" in r.stdout
     result = check_submission(subs["bad"])
     assert not result.read_whole and result.problems == 1 and result.rejected_lines == 1
     (line,) = result.rejects
     assert (line.file, line.line, line.column, line.value, line.rule) == ("payroll/payroll.csv", 3, "hours", "abc",
                                                                         "not_a_number")
     assert [h.application_id for h in result.held] == ["A000"]
-    assert result.held[0].why == ["payroll/payroll.csv line 3 (hours): hours: not a number"]
+    assert result.held[0].why == ["payroll/payroll.csv line 3, hours: not a number"]
     html = (subs["root"] / "bad-check.html").read_text()
-    assert table(html, "rejects") == [["payroll/payroll.csv", "3", "hours", "abc", "hours: not a number"]]
+    assert table(html, "rejects") == [["payroll/payroll.csv", "3", "hours", "\u201cabc\u201d", "not a number",
+                                       "application A000"]]
     held = table(html, "held")
-    assert held == [["A000", f"{MARKUP_NAME} (100000001)", "2023", "payroll/payroll.csv line 3 (hours): hours: not a number"]]
+    assert held == [["A000", f"{MARKUP_NAME} (100000001)", "2023", "payroll/payroll.csv line 3, hours: not a number"]]
     files = {row[0]: row for row in table(html, "files")}
     assert files["payroll/payroll.csv"][1:6] == ["payroll", "canonical", "1,155", "1,154", "1"]
     # the rejected row counts for nothing: 2022 of employer 100000001 lacks exactly its hours
@@ -268,8 +273,54 @@ def test_the_page_in_a_browser_shows_the_held_application_and_loads_nothing(subs
     pg.wait_for_load_state("networkidle")
     assert "would not be read whole" in pg.inner_text("#headline")
     held = pg.eval_on_selector_all("#held tr", "rows => rows.map(r => [...r.cells].map(c => c.innerText.trim()))")
-    assert held[1][0] == "A000" and "payroll/payroll.csv line 3 (hours)" in held[1][3]
+    assert held[1][0] == "A000" and "payroll/payroll.csv line 3, hours" in held[1][3]
     assert held[1][1].startswith(MARKUP_NAME) and pg.query_selector("#injected") is None  # text, never markup
     assert pg.inner_text("#rejects").count("not a number") == 1
     assert requests == [page.as_uri()] and errors == []  # the page itself, nothing else
     pg.close()
+
+
+def test_the_page_says_what_was_written_and_how_it_was_read(tmp_path):
+    """Issue 36, part 4: a value shown as written, quoted, with a letter that looks like a digit
+    named (``O7.04``); every header read though it differs from the layout's words and every value
+    read leniently said, with what it was read as; a roster line's application named, also when the
+    line gives none (then every application its file names); no internal reference; one date format."""
+    sub = tmp_path / "sub"
+    shutil.copytree(FIXTURE, sub)
+    pay = sub / "payroll" / "payroll.csv"
+    lines = pay.read_text().splitlines()
+    lines[0] = lines[0].replace("gross_wages", "gross_wag#es")
+    cells = lines[2].split(",")
+    cells[5] = "O7.04"  # the letter O
+    lines[2] = ",".join(cells)
+    cells = lines[4].split(",")
+    cells[6] = cells[6] + "$"  # a $ after the number: read, leniently
+    lines[4] = ",".join(cells)
+    pay.write_text("\n".join(lines) + "\n")
+    roster = (sub / "roster.csv").read_text().splitlines()
+    roster[2] = roster[2].rsplit(",", 1)[0] + ","  # A001's line without its wage category
+    roster.append(",E999,general")  # a line that names no application
+    (sub / "roster.csv").write_text("\n".join(roster) + "\n")
+    result = check_submission(sub, now=dt.datetime(2024, 7, 1, 9, 0))
+    html = write_check_page(result, tmp_path / "page.html").read_text()
+    rows = {(r[0], r[1]): r for r in table(html, "rejects")}
+    assert rows[("payroll/payroll.csv", "3")][3:] == ["\u201cO7.04\u201d", "not a number: it holds the letter O, not the "
+                                                      "digit 0", "application A000"]
+    assert rows[("roster.csv", "3")][2:] == ["wage_category", "(empty)", "empty", "application A001"]
+    apps = sorted(pl.read_csv(FIXTURE / "applications.csv", infer_schema=False)["application_id"])
+    unnamed = rows[("roster.csv", str(len(roster)))]
+    assert unnamed[5] == f"applications {', '.join(apps[:5])} and {len(apps) - 5} more"  # the file's applications
+    read = table(html, "readings")
+    assert ["payroll/payroll.csv", "\u201cgross_wag#es\u201d", "the header \u201cgross_wag#es\u201d is read as gross_wages "
+            "(the layout \u201ccanonical\u201d names it \u201cgross_wages\u201d): check that this column holds it"] in read
+    lenient = [r for r in read if "currency sign after the number" in r[2]]
+    assert len(lenient) == 1 and re.search(r"^1 value with a currency sign after the number, taken off: "
+                                           r"\u201c[\d.]+\$\u201d \(line 5\) read as [\d,.]+$", lenient[0][2])
+    text = re.sub(r"<[^>]+>", " ", html)
+    assert "spec section" not in text and "hours: hours" not in text and not re.search(r"\b\d{4}-\d\d-\d\d\b", text)
+    assert "July 1, 2024, 9:00 a.m. (New Jersey time)" in text
+
+
+def test_a_clean_submission_has_nothing_read_loosely(subs):
+    result = check_submission(subs["clean"])
+    assert result.readings == []

@@ -132,6 +132,32 @@ def test_a_finding_re_decides_at_once_and_writes_its_documents(work, tmp_path):
     assert "3 times the penalties" in notice and "$433.20 is taken back" in notice and 'id="appeal"' in notice
     assert "MISCLASSIFIED" in notice and "Rejected payroll rows" not in notice
     assert (out / "notices" / "A1.pdf").is_file() and (out / "finding.json").is_file()
+    # the notice opens with what happened and the amount now, never "approved"; it states the penalty
+    from pypdf import PdfReader
+
+    from tests.test_products import parse
+
+    page = parse(out / "notices" / "A1.html")
+    opening = " ".join(page.by_id["status_words"].split())
+    assert opening.startswith("This notice amends the decision of application A1 after an audit finding that an "
+                              "employee claimed is not an employee with an impairment (F-0001, September 3, 2024).")
+    assert "it is now $396.91" in opening and "recapture $433.20" in opening and "approved" not in opening.lower()
+    assert "Your application is approved" not in notice
+    from tests.test_notice_words import assert_pointers_true
+
+    assert_pointers_true(notice)
+    penalty = " ".join(notice.split('class="finding_penalty">')[1].split("<")[0].split())
+    assert penalty.startswith("3 times the penalties the Corporation Business Tax law provides, on the $433.20 "
+                              "recaptured") and "never waived" in penalty
+    pdf = " ".join(" ".join(pg.extract_text() for pg in PdfReader(out / "notices" / "A1.pdf").pages).split())
+    assert opening in pdf and penalty in pdf and "Your application is approved" not in pdf
+    # the certificate it supersedes is written again, marked superseded (HTML and PDF)
+    old = out / "certificates" / "NJ-IMP-2024-A1.html"
+    assert "Superseded: do not file this certificate." in parse(old).by_id["superseded"]
+    assert "NJ-IMP-2024-A1-A1" in parse(old).by_id["superseded"] and 'id="superseded"' not in cert
+    old_pdf = " ".join(PdfReader(out / "certificates" / "NJ-IMP-2024-A1.pdf").pages[0].extract_text().split())
+    assert "Superseded: do not file this certificate. Certificate NJ-IMP-2024-A1-A1 replaced it on" in old_pdf
+    assert old_pdf.endswith("Certificate NJ-IMP-2024-A1 (superseded), page 1 of 1")
     for p in out.rglob("*"):
         if p.is_file() and p.suffix in (".html", ".csv", ".json"):
             assert "111-22-000" not in p.read_text() and "11122000" not in p.read_text()  # no ssn anywhere
@@ -162,6 +188,9 @@ def test_a_rerun_after_a_finding_reports_it_and_reproduces_its_outputs(base, wor
     changes = (tmp_path / "r1" / "changes.csv").read_text()
     assert "request differs" not in changes  # the request the finding decided is the one recomputed
     assert 'class="finding_id">F-0001<' in (tmp_path / "r1" / "notices" / "A1.html").read_text()
+    # the run's certificates: the first one superseded by the finding's amendment, said on it
+    assert 'id="superseded"' in (tmp_path / "r1" / "certificates" / "NJ-IMP-2024-A1.html").read_text()
+    assert 'id="superseded"' not in (tmp_path / "r1" / "certificates" / "NJ-IMP-2024-A1-A1.html").read_text()
     index = (tmp_path / "r1" / "index.html").read_text()
     cap = (tmp_path / "r1" / "reports" / "cap_sufficiency.html").read_text()
     for page in (index, cap):  # the freed amount and C1, approved in part, that could use it
@@ -197,6 +226,13 @@ def test_list_and_withdraw_through_the_cli(work, tmp_path):
     assert used_2024(work) == pytest.approx(1500.00)
     notice = (tmp_path / "w1" / "notices" / "A1.html").read_text()
     assert "Notice: audit finding withdrawn, application A1" in notice and "Audit finding F-0001 (withdrawn)" in notice
+    # the withdrawal's certificate replaces the finding's one (the one before it), which is marked superseded
+    assert "Certificate NJ-IMP-2024-A1-A2 replaces certificate NJ-IMP-2024-A1-A1, which is superseded" in " ".join(
+        notice.split())
+    first = (tmp_path / "w1" / "certificates" / "NJ-IMP-2024-A1-A1.html").read_text()
+    assert 'id="superseded"' in first and "NJ-IMP-2024-A1-A2" in first
+    second = (tmp_path / "w1" / "certificates" / "NJ-IMP-2024-A1-A2.html").read_text()
+    assert 'id="amends">NJ-IMP-2024-A1-A1<' in second and "$396.91 / $830.11" in second
     assert (tmp_path / "w1" / "notices" / "A1.pdf").is_file()
 
 
@@ -238,3 +274,34 @@ def test_a_finding_withdrawn_twice_is_refused(work, tmp_path):
                                  str(tmp_path / "w2")], env={"COLUMNS": "300"})
     assert r.exit_code == 2 and "finding F-0001 was already withdrawn" in r.output and r.output.count("\n") == 1
     assert counts(work) == before and not (tmp_path / "w2").exists()
+
+
+def test_a_finding_not_knowing_bears_the_tax_laws_own_penalty(work, tmp_path):
+    record(work, tmp_path / "f1", knowing="no")
+    notice = (tmp_path / "f1" / "notices" / "A1.html").read_text()
+    penalty = " ".join(notice.split('class="finding_penalty">')[1].split("<")[0].split())
+    assert penalty == ("The penalties the Corporation Business Tax law provides, on the $433.20 recaptured, not "
+                       "multiplied (multiplier 1). The Division of Taxation computes their amount.")
+
+
+def test_without_out_the_documents_go_beside_the_workdirs_outputs(base, work, tmp_path):
+    """``finding record`` with no ``--out``: ``findings/<FINDING>`` in the output folder of the
+    workdir's latest annual run (the run records it), never the checkout's ``data/out``."""
+    from flows.cli import app
+    from flows.cli.common import DATA
+
+    before = sorted((DATA / "out" / "findings").glob("F-*")) if (DATA / "out" / "findings").is_dir() else []
+    out = tmp_path / "run-out"
+    annual(base["sub"], work, out)
+    r = CliRunner().invoke(app, ["finding", "record", "A1", "--kind", "misclassified", "--employee", "E1", "--knowing",
+                                 "no", "--reason", "no determination on file", "--workdir", str(work)],
+                           env={"COLUMNS": "300"})
+    assert r.exit_code == 0, r.output
+    folder = out / "findings" / "F-0001"
+    assert (folder / "notices" / "A1.html").is_file() and (folder / "taxation" / "recapture.csv").is_file()
+    assert str(folder) in " ".join(r.output.split())
+    after = sorted((DATA / "out" / "findings").glob("F-*")) if (DATA / "out" / "findings").is_dir() else []
+    assert after == before  # nothing written into the checkout
+    r = CliRunner().invoke(app, ["finding", "withdraw", "F-0001", "--reason", "appeal upheld", "--workdir", str(work)],
+                           env={"COLUMNS": "300"})
+    assert r.exit_code == 0 and (out / "findings" / "F-0001-withdrawal" / "notices" / "A1.html").is_file(), r.output

@@ -258,35 +258,56 @@ def test_certificates_carry_the_ledger_amounts_and_notices(scenario):
         assert "@media print" in (scenario["staging"] / "certificates" / f"{no}.html").read_text()
 
 
+def code_of(cell: str) -> str:
+    """The code an employer reads beside its words: ``Not approved (REJECTED)`` -> ``REJECTED``."""
+    m = re.fullmatch(r"(.+) \(([A-Z0-9_a-z]+)\)", cell.strip())
+    assert m, cell
+    return m.group(2)
+
+
+def codes_of(cell: str) -> list[str]:
+    """``Words (A); words (B)`` -> ``[A, B]``."""
+    return [code_of(part) for part in cell.split("; ") if part]
+
+
 def test_notices_match_decisions_and_employee_years(scenario):
+    from transforms.products.reason_words import CATEGORY_LABELS, REASON_LABELS, STATUS_LABELS
+
     emp = scenario["result"].employees
     for a in scenario["awards"].iter_rows(named=True):
         p = parse(scenario["staging"] / "notices" / f"{a['application_id']}.html")
-        assert p.by_id["status"].strip() == a["status"]
+        # every code in words, the code beside them
+        assert p.by_id["status"].strip() == f"{STATUS_LABELS[a['status']]} ({a['status']})"
         assert cents(p.by_id["awarded"]) == a["awarded_cents"]
         assert cents(p.by_id["requested"]) == a["requested_cents"]
         codes = [r for r in a["reasons"].split(";") if r]
-        got = [row[0] for row in p.tables.get("reasons", [])[1:]]
+        got = [code_of(row[0]) for row in p.tables.get("reasons", [])[1:]]
         assert got == codes
         for row in p.tables.get("reasons", [])[1:]:
-            assert row[1] == REASONS[row[0]][0] and row[2] == REASONS[row[0]][1]
+            code = code_of(row[0])
+            assert row[0] == f"{REASON_LABELS[code]} ({code})"
+            assert row[1] == REASONS[code][0] and row[2] == REASONS[code][1]
         lines = p.tables["employees"][1:]
         mine = emp.filter(pl.col("application_id") == a["application_id"]).sort("employee_id")
         assert len(lines) == mine.height
         for line, e in zip(lines, mine.iter_rows(named=True), strict=True):
-            assert line[0] == e["employee_id"] and line[1] == e["wage_category"]
+            assert line[0] == e["employee_id"] and line[1] == f"{CATEGORY_LABELS[e['wage_category']]} ({e['wage_category']})"
             assert float(line[2].replace(",", "")) == pytest.approx(e["hours_prior"], abs=0.005)
             assert float(line[3].replace(",", "")) == pytest.approx(e["hours_current"], abs=0.005)
             assert [cents(line[4]), cents(line[5]), cents(line[6])] == [e["part1_cents"], e["part2_cents"], e["credit_cents"]]
-            assert line[7] == e["status"] and line[8] == e["reasons"]
+            assert code_of(line[7]) == e["status"] and codes_of(line[8]) == [c for c in e["reasons"].split(";") if c]
         for row in p.tables.get("employee_reasons", [])[1:]:
-            assert row[0] in REASONS
-    # the rejected employer sees its rejected rows, the ssn value withheld
-    p = parse(scenario["staging"] / "notices" / "APP-2023-004.html")
+            assert code_of(row[0]) in REASONS
+    # the rejected employer sees its rejected rows, the value as written (quoted), the ssn value withheld, one
+    # message each (the column said once); its decision does not rest on them, and a corrected file alone changes nothing
+    path = scenario["staging"] / "notices" / "APP-2023-004.html"
+    p = parse(path)
     rej = p.tables["rejects"][1:]
     assert [r[1] for r in rej] == ["7", "9"]
-    assert rej[1][3] == "(withheld)" and "123-45-678" not in (scenario["staging"] / "notices" / "APP-2023-004.html").read_text()
-    assert "HOURS_DECREASED" in [r[0] for r in p.tables["employee_reasons"][1:]]
+    assert rej[0][2:] == ["hours", "\u201c-3\u201d", "hours must be 0 or more"]
+    assert rej[1][3] == "(withheld)" and "123-45-678" not in path.read_text()
+    assert "does not change this decision by itself" in p.by_id["rejects_text"]
+    assert "HOURS_DECREASED" in [code_of(r[0]) for r in p.tables["employee_reasons"][1:]]
     assert "rejects" not in parse(scenario["staging"] / "notices" / "APP-2023-001.html").tables
 
 

@@ -239,7 +239,8 @@ def test_check_shows_each_persons_figures_read_beside_those_declared(tmp_path):
     r = CliRunner().invoke(app, ["check", "--input", str(sub), "--out", str(page)], env={"COLUMNS": "200"})
     assert r.exit_code == 1, r.output  # not read whole: A1 would be held
     assert "1 of 1 claimed persons, 1 of 2 figures differ from what was read" in r.output
-    assert "A1 held: roster.csv line 2 (declared_wages_prior): gross wages of the prior calendar year" in r.output
+    assert ("A1 held: roster.csv line 2, declared_wages_prior: gross wages of the prior calendar year of employee E1 "
+            "(January 1, 2022 to December 31, 2022)") in " ".join(r.output.split())
     from tests.test_products import parse
 
     rows = parse(page).tables["figures"][1:]

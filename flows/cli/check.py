@@ -63,6 +63,8 @@ def check(
 def _print(result, page: Path) -> None:
     from rich.markup import escape
 
+    from transforms.runs.check_page import rejected_line
+
     files = result.files
     declared = [f for p in result.figures for f in p.figures if f[3] is not None]
     rows = [("Submission", common.Whole(result.input_dir)),
@@ -79,9 +81,10 @@ def _print(result, page: Path) -> None:
     common.fitted_panel("impcredit check", rows, justify="left")
     common.console.print(f"[bold {colour}]{escape(result.headline)}[/]", soft_wrap=True)
     lines = [f"{f.file}: not read ({f.message})" for f in result.unread_files]
-    lines += [f"{r.file} line {r.line}, {r.column or '-'}: {r.message}" for r in result.rejects if r.line is not None]
+    lines += [rejected_line(r) for r in result.rejects if r.line is not None]
     lines += [f"{h.application_id} held: {'; '.join(h.why)}" for h in result.held]
     lines += result.unchecked_years
+    lines += [f"read loosely: {x.file}, {x.words}" for x in result.readings]
     if result.stop:
         lines.append(f"the annual run would stop: {result.stop}")
     for line in lines[:SHOWN_PROBLEMS]:

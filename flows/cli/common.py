@@ -345,8 +345,14 @@ def print_summary(summary, elapsed: float | None = None) -> None:
         rel = str(p)[len(str(summary.out_dir)):].strip("/").split("/")
         name = rel[0] + ("/" if len(rel) > 1 else "")
         groups[name] = groups.get(name, 0) + 1
+    documents = {"certificates/": "certificate", "notices/": "notice"}  # counted as documents, not files
     for name, n in sorted(groups.items()):
-        add("", Whole(f"{name} ({n} files)" if name.endswith("/") else name))
+        if name in documents:
+            k = sum(1 for p in summary.outputs if str(p).endswith(".html") and
+                    str(p)[len(str(summary.out_dir)):].strip("/").count("/") == 1 and f"/{name}" in str(p))
+            add("", Whole(f"{name} ({k:,} {documents[name]}{'' if k == 1 else 's'}, {n:,} files)"))
+        else:
+            add("", Whole(f"{name} ({n} files)" if name.endswith("/") else name))
     docs = f"{str(summary.out_dir).rstrip('/')}/data_docs/index.html"
     if any(str(p).replace(os.sep, "/") == docs.replace(os.sep, "/") for p in summary.outputs):
         add("Data Docs (Great Expectations)", Whole(docs))

@@ -14,13 +14,9 @@ finding_app = typer.Typer(help="Audit findings: misclassified employees (56a40(e
                                "recapture for the Division of Taxation.", no_args_is_help=True)
 
 WORKDIR = Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.", metavar="DIR")]
-OUT = Annotated[Path | None, typer.Option("--out", help="Folder for the documents (default data/out/findings/FINDING).",
-                                          metavar="DIR")]
+OUT = Annotated[Path | None, typer.Option("--out", help="Folder for the documents (default: findings/FINDING in the output "
+                                          "folder of the workdir's latest annual run, beside its outputs).", metavar="DIR")]
 WAIT = Annotated[float, typer.Option("--wait", help="Seconds to wait for another run on the same workdir.", metavar="SECONDS")]
-
-
-def _out(out: Path | None, name: str) -> Path:
-    return out if out is not None else common.DATA / "out" / "findings" / name
 
 
 @finding_app.command("record")
@@ -56,14 +52,14 @@ def record(
     from transforms.runs import findings as run
 
     try:
-        got = run.record_finding(workdir, lambda name: _out(out, name), application_id=application, kind=kind,
+        got = run.record_finding(workdir, out, application_id=application, kind=kind,
                                  employees=list(employee or []), tax_years=list(tax_year or []), knowing=knowing,
                                  reason=reason, params=load_parameters(), wait=wait)
     except common.known_errors() as exc:
         common.fail(str(exc))
         return
     f = got.finding
-    folder = _out(out, f.finding_id)
+    folder = got.folder
     if not got.created:
         common.console.print(f"{f.finding_id} was recorded before ({f.found_on}, the same finding): nothing new in the "
                              f"ledger; its documents are in {folder}.")
@@ -100,12 +96,11 @@ def withdraw(
     from transforms.runs import findings as run
 
     try:
-        got = run.withdraw_finding(workdir, lambda name: _out(out, f"{name}-withdrawal"), finding, reason,
-                                   load_parameters(), wait=wait)
+        got = run.withdraw_finding(workdir, out, finding, reason, load_parameters(), wait=wait)
     except common.known_errors() as exc:
         common.fail(str(exc))
         return
-    _say(f"withdrew {got.finding.finding_id}", got, _out(out, f"{got.finding.finding_id}-withdrawal"))
+    _say(f"withdrew {got.finding.finding_id}", got, got.folder)
 
 
 FINDING_KEYS = ["finding_id", "finding_date", "application_id", "employer_id", "kind", "employees", "tax_years",

@@ -43,11 +43,15 @@ FLOOR = {
 }
 
 
-def record(row: dict, agency: Agency, addresses: dict[str, str] | None = None) -> dict:
+def record(row: dict, agency: Agency, addresses: dict[str, str] | None = None, superseded: dict | None = None,
+           replaces: str | None = None) -> dict:
     """A certificate as every value of it is printed (the HTML page and the PDF take the same
     record): the agency's letterhead, the employer's block, the tax period in its tax's words,
     the amount (for an amended certificate the amount before and after), the statutory basis,
-    the filing instructions of its tax type and the certifying official."""
+    the filing instructions of its tax type and the certifying official. ``superseded``: the
+    certificate that replaced this one and the date (``superseded_by``): it is marked so. ``replaces``:
+    the certificate this one replaces (the one before it in its application's chain; the award file's
+    ``amends_certificate_no`` names the first)."""
     tt = TAX_TYPES.get(row["tax_type"], TAX_TYPES["CBT"])
     amended = row.get("record_type") == "AMENDMENT"
     after = int(row["certified_cents"])
@@ -60,11 +64,30 @@ def record(row: dict, agency: Agency, addresses: dict[str, str] | None = None) -
         "employer_address": address_lines((addresses or {}).get(row["application_id"])),
         "tax_type": row["tax_type"] or "CBT", "tax_year": str(row["tax_year"]), "approval_year": str(row["approval_year"]),
         "decided_on": long_date(decision_date(row.get("run_id"))), "amount": money(after),
-        "amended": amended, "amends_no": text(row.get("amends_certificate_no")) if amended else "",
+        "amended": amended, "amends_no": text(replaces or row.get("amends_certificate_no")) if amended else "",
         "before": money(after - int(row.get("change_cents") or 0)) if amended else "",
         "change": money(row.get("change_cents")) if amended else "",
         "basis": BASIS.format(**fields), "carry": CARRY.format(**fields), "floor": FLOOR.get(row["tax_type"], FLOOR["CBT"]),
+        "superseded_by": (superseded or {}).get("no", ""), "superseded_on": (superseded or {}).get("on", ""),
     }
+
+
+def _chain_key(certificate: str) -> int:
+    """A certificate's place in its application's chain: 0 the first, n its amendment ``-A<n>``."""
+    head, _, n = certificate.rpartition("-A")
+    return int(n) if head and n.isdigit() else 0
+
+
+def superseded_by(rows: pl.DataFrame, run_id: str = "") -> dict[str, dict]:
+    """certificate number -> {no, on}: the certificate of the same application that replaced it
+    (the next of its chain) and the date of that decision."""
+    out: dict[str, dict] = {}
+    for _, grp in rows.group_by("application_id", maintain_order=True):
+        chain = sorted(grp.select("certificate_no", pl.col("run_id") if "run_id" in grp.columns else pl.lit(None))
+                       .iter_rows(), key=lambda r: _chain_key(r[0]))
+        for (cert, _), (nxt, nxt_run) in zip(chain, chain[1:], strict=False):
+            out[cert] = {"no": nxt, "on": long_date(decision_date(nxt_run or run_id))}
+    return out
 
 
 @without_gc
@@ -78,15 +101,20 @@ def write_certificates(
     (``certificates/<certificate_no>.pdf``) are appended as a job (a callable) for the caller to
     run beside the pages (``pdf.job``: a run of ``documents``). ``addresses``: application id ->
     the employer's mailing address (``;`` between lines). ``only``: the certificate numbers to write
-    (an audit finding's amended certificates), else all."""
+    (an audit finding's amended certificates) and those they replace, else all. A certificate a
+    later one of its application replaced is marked superseded (by which, since when)."""
     pages = []
     agency = load_agency()
     rows = award_rows(awards, applications)
-    if only is not None:
-        rows = rows.filter(pl.col("certificate_no").is_in(sorted(only)))
+    replaced = superseded_by(rows, run_id)
+    previous = {new["no"]: old for old, new in replaced.items()}
+    if only is not None:  # and the certificates they replace, marked superseded
+        wanted = set(only) | {old for old, new in replaced.items() if new["no"] in only}
+        rows = rows.filter(pl.col("certificate_no").is_in(sorted(wanted)))
     names = file_names(rows.get_column("certificate_no").to_list(), "certificates")
     for row in rows.iter_rows(named=True):
-        c = record({**row, "run_id": row.get("run_id") or run_id}, agency, addresses)
+        c = record({**row, "run_id": row.get("run_id") or run_id}, agency, addresses, replaced.get(row["certificate_no"]),
+                   previous.get(row["certificate_no"]))
         path = Path(staging_dir) / "certificates" / f"{names[row['certificate_no']]}.html"
         pages.append((path, {"c": c}))
     if pdf_jobs is not None and pages:

@@ -70,36 +70,24 @@ def ledger_recapture(con, findings: list[Finding], applications: pl.DataFrame, p
             if by_id[fid].active]
 
 
-def finding_block(f: Finding, params, *, before: int | None = None, now: int | None = None) -> dict:
-    """A finding as a notice shows it (every value text): what was found, by whom and when, the
-    penalty it bears, and what it did to the credit certified (``before``, ``now``, cents)."""
+def finding_block(f: Finding, params, *, before: int | None = None, now: int | None = None,
+                  app: dict | None = None) -> dict:
+    """A finding as a notice shows it (every value text): the notice's opening (what happened, the
+    amended amount), what was found, by whom and when, the penalty (its basis and what is known of
+    its amount: the Division of Taxation computes it on the credit recaptured), and what it did to
+    the credit certified (``before``, ``now``, cents). ``app``: the application (application_id,
+    tax_type, tax_year) the notice is of."""
     date = long_date(f.found_on)
-    words = []
+    app = app or {"application_id": f.application_id, "tax_type": None, "tax_year": None}
+    taken = (before - now) if before is not None and now is not None else None
+    words = [_found_words(f, date)]
     if f.kind == "misclassified":
-        who = ", ".join(f.employees)
-        one = len(f.employees) == 1
-        words.append(f"On {date} the Department found, on audit, that employee{'' if one else 's'} {who} "
-                     f"{'is not an employee' if one else 'are not employees'} with an impairment as the application "
-                     "represented (N.J.S.A. 34:11-56a39; "
-                     f"{STATUTE[f.kind]}): the employee-year counts nothing (reason MISCLASSIFIED).")
-        if f.knowing:
-            words.append(f"The Department found that the employer knowingly, in applying for the credit, represented "
-                         f"{'this employee as an employee' if one else 'these employees as employees'} with an "
-                         "impairment. That is a violation of the applicable State tax law, subject to "
-                         f"{multiplier(f, params)} times the penalties otherwise provided in that law, and that penalty "
-                         "is not waived, including during tax years 2019 and 2020 (N.J.S.A. 34:11-56a40(e)).")
-        else:
-            words.append("The Department did not find that the employer knowingly misrepresented the employee.")
-    else:
-        years = ", ".join(str(y) for y in f.tax_years)
-        words.append(f"On {date} the Commissioner determined, on audit, that the employer reduced the wages it paid to "
-                     "an employee with an impairment to be eligible for the credit in a later year: the employer is not "
-                     f"eligible for the credit for tax year(s) {years} ({STATUTE[f.kind]}; reason WAGE_REDUCTION).")
-    if before is not None and now is not None:
-        if f.active and before > now:
+        words.append(_knowing_words(f, params))
+    if taken is not None:
+        if f.active and taken > 0:
             words.append(f"The credit certified for this application was {money(before)}; it is now {money(now)}. "
-                         f"{money(before - now)} is taken back: the Division of Taxation is told to recapture it"
-                         + (" with the penalty above." if f.knowing and f.kind == "misclassified" else "."))
+                         f"{money(taken)} is taken back: the Division of Taxation is told to recapture it, with the "
+                         "penalty stated under Penalty.")
         elif not f.active and now > before:
             words.append(f"The credit certified for this application was {money(before)}; it is now {money(now)} again.")
         elif f.active:
@@ -112,7 +100,80 @@ def finding_block(f: Finding, params, *, before: int | None = None, now: int | N
         "date": date, "kind_words": KIND_WORDS[f.kind], "employees": ", ".join(f.employees),
         "tax_years": ", ".join(str(y) for y in f.tax_years), "knowing": yes_no(f.knowing), "reason": f.reason,
         "withdrawn": f"{long_date(f.withdrawn_on)}: {f.withdraw_reason}" if not f.active else "", "words": words,
+        "penalty": penalty_words(f, params, taken, app), "opening": _opening(f, date, before, now, app),
     }
+
+
+def _found_words(f: Finding, date: str) -> str:
+    from transforms.products.reason_words import labelled
+
+    if f.kind == "misclassified":
+        one = len(f.employees) == 1
+        return (f"On {date} the Department found, on audit, that employee{'' if one else 's'} {', '.join(f.employees)} "
+                f"{'is not an employee' if one else 'are not employees'} with an impairment as the application "
+                f"represented (N.J.S.A. 34:11-56a39; {STATUTE[f.kind]}): the employee-year counts nothing (reason: "
+                f"{labelled('MISCLASSIFIED')}).")
+    return (f"On {date} the Commissioner determined, on audit, that the employer reduced the wages it paid to an "
+            "employee with an impairment to be eligible for the credit in a later year: the employer is not eligible "
+            f"for the credit for tax year(s) {', '.join(str(y) for y in f.tax_years)} ({STATUTE[f.kind]}; reason: "
+            f"{labelled('WAGE_REDUCTION')}).")
+
+
+def _knowing_words(f: Finding, params) -> str:
+    one = len(f.employees) == 1
+    if not f.knowing:
+        return "The Department did not find that the employer knowingly misrepresented the employee."
+    return ("The Department found that the employer knowingly, in applying for the credit, represented "
+            f"{'this employee as an employee' if one else 'these employees as employees'} with an impairment. That is a "
+            f"violation of the applicable State tax law, subject to {multiplier(f, params)} times the penalties otherwise "
+            "provided in that law, and that penalty is not waived, including during tax years 2019 and 2020 "
+            "(N.J.S.A. 34:11-56a40(e)).")
+
+
+def _tax_law(app: dict) -> str:
+    return {"CBT": "Corporation Business Tax", "GIT": "Gross Income Tax"}.get(app.get("tax_type") or "", "State tax")
+
+
+def penalty_words(f: Finding, params, taken: int | None, app: dict) -> str:
+    """The penalty a finding bears, as the notice states it (spec section 9a): its basis (the
+    penalties of the tax law, times 3 for a knowing misclassification, never waived; else times
+    1) and its amount where known: the Division of Taxation computes it on the credit recaptured."""
+    if not f.active:
+        return "None: the finding is withdrawn, and no penalty arises from it."
+    if taken is not None and taken <= 0:
+        return ("None for this application: no credit certified for it is taken back, so nothing is recaptured"
+                + ("; the Division of Taxation is told of the knowing misrepresentation." if not f.penalty_waivable else "."))
+    on = f"on the {money(taken)} recaptured" if taken is not None else "on the credit recaptured"
+    law = _tax_law(app)
+    if not f.penalty_waivable:
+        return (f"{multiplier(f, params)} times the penalties the {law} law provides, {on} (N.J.S.A. 34:11-56a40(e): "
+                "a knowing misrepresentation); never waived, including during tax years 2019 and 2020. The Division "
+                "of Taxation computes its amount.")
+    from transforms.products.good_faith import years
+
+    waiver = ""
+    if app.get("tax_year") is not None and int(app["tax_year"]) in years(params):
+        waiver = (f" For tax year {int(app['tax_year'])} the Director of the Division of Taxation may waive penalties for "
+                  "underpayment caused by a good-faith error in calculating the credit (N.J.S.A. 34:11-56a40(e)).")
+    return (f"The penalties the {law} law provides, {on}, not multiplied (multiplier {multiplier(f, params)}). The "
+            f"Division of Taxation computes their amount.{waiver}")
+
+
+def _opening(f: Finding, date: str, before: int | None, now: int | None, app: dict) -> str:
+    """The first words of the notice of a finding or of its withdrawal: what happened, the amount now."""
+    what = {"misclassified": "an audit finding that an employee claimed is not an employee with an impairment",
+            "wage-reduction": "an audit finding that the employer reduced the wages of an employee with an impairment"}
+    amounts = (f" The credit certified was {money(before)}; it is now {money(now)}." if before is not None
+               and now is not None else "")
+    if not f.active:
+        return (f"Audit finding {f.finding_id} was withdrawn on {long_date(f.withdrawn_on)}: this notice amends the "
+                f"decision of application {app['application_id']} again.{amounts}")
+    recapture = ""
+    if before is not None and now is not None and before > now:
+        recapture = (f" The Division of Taxation is told to recapture {money(before - now)}, with the penalty stated "
+                     f"under \u201cAudit finding {f.finding_id}\u201d below.")
+    return (f"This notice amends the decision of application {app['application_id']} after {what[f.kind]} "
+            f"({f.finding_id}, {date}).{amounts}{recapture}")
 
 
 def freed_cap(con, awards: pl.DataFrame, approval_year: int) -> dict | None:
@@ -163,5 +224,5 @@ def notice_blocks(con, findings: list[Finding], awards: pl.DataFrame, params) ->
     for a in awards.iter_rows(named=True):
         for f in findings_of(findings, a["application_id"], a["employer_id"], a["tax_year"]):
             before, now = did.get((f.finding_id, a["application_id"], "finding" if f.active else "withdrawal"), (None, None))
-            out.setdefault(a["application_id"], []).append(finding_block(f, params, before=before, now=now))
+            out.setdefault(a["application_id"], []).append(finding_block(f, params, before=before, now=now, app=a))
     return out

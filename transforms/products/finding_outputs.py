@@ -73,13 +73,14 @@ def write_event(staging_dir: Path, con, finding_id: str, event: str, run_id: str
     n_docs = len(ids) + len(certs)
     write_certificates(staging_dir, history, awards, run_id=run_id, pdf_jobs=jobs, documents=n_docs,
                        addresses=addresses, only=set(certs.values()))
+    apps = {a["application_id"]: a for a in decisions}
     blocks = {e["application_id"]: [finding_block(shown, params, before=e["certified_before_cents"],
-                                                  now=e["certified_now_cents"])] for e in effects}
+                                                  now=e["certified_now_cents"], app=apps[e["application_id"]])]
+              for e in effects}
     write_notices(staging_dir, awards, pl.concat(lines, how="diagonal_relaxed"), None, run_id=run_id, pdf_jobs=jobs,
                   documents=n_docs, history=history, addresses=addresses, findings=blocks, finding_notice=event)
     for job in jobs:
         job()
-    apps = {a["application_id"]: a for a in decisions}
     write_recapture([recapture_row(finding, apps[e["application_id"]], e["certified_before_cents"],
                                    e["certified_now_cents"], params, reversal=event == "withdrawal") for e in effects],
                     Path(staging_dir) / "taxation" / "recapture.csv")

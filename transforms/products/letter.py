@@ -18,11 +18,27 @@ def fein(employer_id: str | None) -> str:
 
 
 def long_date(d: dt.date | str | None) -> str:
-    """``January 1, 2023`` (empty for none)."""
+    """``January 1, 2023`` (empty for none): the one way a date is written wherever an employer
+    reads it (notices, certificates, the check page; HTML and PDF alike)."""
     if d is None or d == "":
         return ""
-    day = dt.date.fromisoformat(d) if isinstance(d, str) else d
+    day = dt.date.fromisoformat(d[:10]) if isinstance(d, str) else d
+    if isinstance(day, dt.datetime):
+        day = day.date()
     return f"{day.strftime('%B')} {day.day}, {day.year}"
+
+
+def long_instant(instant: dt.datetime | None) -> str:
+    """An instant (aware, or naive UTC) as an employer reads it, in New Jersey local time:
+    ``February 1, 2024, 9:00 a.m. (New Jersey time)``."""
+    from zoneinfo import ZoneInfo
+
+    if instant is None:
+        return ""
+    aware = instant if instant.tzinfo else instant.replace(tzinfo=dt.UTC)
+    local = aware.astimezone(ZoneInfo("America/New_York"))
+    hour = local.hour % 12 or 12
+    return f"{long_date(local.date())}, {hour}:{local.minute:02d} {'a.m.' if local.hour < 12 else 'p.m.'} (New Jersey time)"
 
 
 def address_lines(address: str | None) -> list[str]:

@@ -1,8 +1,10 @@
 """Decision notices, one per application: the agency's letterhead, the employer and its tax
 period, the award or the rejection (an amended one with the certificate it replaces and the
 amounts before and after), every reason in plain words with its statute and what the employer can
-do, the employee lines (and the rows of each person by member of the group), the submitted rows
-that were rejected or hold the application, and the appeal rights with the contact."""
+do (the remedy the process applies: ``notice_record``), the employee lines (and the rows of each
+person by member of the group), the submitted rows that were rejected or hold the application, and
+the appeal rights with the contact. Every code in words with the code beside it; every date
+written ``February 1, 2024``."""
 
 from __future__ import annotations
 
@@ -18,27 +20,33 @@ from transforms.products._html import (
     decision_date,
     file_names,
     money,
-    nj_local,
     num2,
     render_many,
     without_gc,
 )
 from transforms.products.agency import load_agency
+from transforms.products.as_written import what_to_fix
 from transforms.products.award_file import award_rows, certificate_no
-from transforms.products.letter import address_lines, fein, letterhead, tax_period
+from transforms.products.letter import (
+    address_lines,
+    fein,
+    letterhead,
+    long_date,
+    long_instant,
+    tax_period,
+)
+from transforms.products.notice_record import (
+    agency_sentence,
+    employee_line,
+    explain_reasons,
+    other_rejects,
+    pdf_record,
+    rejects_text,
+)
 from transforms.products.pdf import text
-from transforms.products.reason_words import ACTIONS, REASONS, STATUS_WORDS
+from transforms.products.reason_words import REASONS, STATUS_WORDS, labelled
 
-__all__ = ["REASONS", "STATUS_WORDS", "write_notices"]
-
-
-def explain_reasons(reasons: str | None) -> list[dict]:
-    """``"A;B"`` -> [{code, words, citation, action}] (unknown codes are listed as such, never dropped)."""
-    out = []
-    for code in [r for r in (reasons or "").split(";") if r]:
-        words, cite = REASONS.get(code, (f"Reason code {code}.", ""))
-        out.append({"code": code, "words": words, "citation": cite, "action": ACTIONS.get(code, "")})
-    return out
+__all__ = ["REASONS", "STATUS_WORDS", "explain_reasons", "write_notices"]
 
 
 REJECT_COLUMNS = ["file", "line", "column", "value", "rule", "message"]
@@ -68,13 +76,18 @@ def _certificates(history: pl.DataFrame | None, awards: pl.DataFrame) -> dict[st
     amended the award, the certificate it replaces and the amounts before and after."""
     if history is None or history.height == 0 or "seq" not in history.columns:
         return {}
-    rows = award_rows(history, awards).sort("application_id", "certificate_no")
+    from transforms.products.certificates import superseded_by
+
+    rows = award_rows(history, awards)
+    previous = {new["no"]: old for old, new in superseded_by(rows).items()}
+    rows = rows.with_columns(pl.col("certificate_no").str.extract(r"-A(\d+)$").cast(pl.Int64).fill_null(0).alias("__n"))
     out = {}
-    for r in rows.group_by("application_id", maintain_order=True).agg(pl.all().last()).iter_rows(named=True):
+    for r in rows.sort("application_id", "__n").group_by("application_id", maintain_order=True).agg(
+            pl.all().last()).iter_rows(named=True):
         amended = r["record_type"] == "AMENDMENT"
         out[r["application_id"]] = {
             "certificate_no": r["certificate_no"], "amended": amended,
-            "amends_no": text(r["amends_certificate_no"]) if amended else "",
+            "amends_no": text(previous.get(r["certificate_no"]) or r["amends_certificate_no"]) if amended else "",
             "before": money(int(r["certified_cents"]) - int(r["change_cents"])) if amended else "",
             "after": money(r["certified_cents"]) if amended else "",
         }
@@ -105,7 +118,7 @@ def _employee_lines(employee_years: pl.DataFrame) -> dict[str, list[dict]]:
     by_app: dict[str, list[dict]] = {}
     for e in emp.iter_rows(named=True):
         app = e.pop("application_id")
-        by_app.setdefault(app, []).append({**e, "reason_list": list(_reasons_cached(e["reasons"]))})
+        by_app.setdefault(app, []).append(employee_line({**e, "reason_list": list(_reasons_cached(e["reasons"]))}))
     return by_app
 
 
@@ -121,7 +134,9 @@ def _held_by_source(held: pl.DataFrame | None) -> dict[str, dict[str, list[dict]
         return out
     part_of = {v: k for k, v in HELD_PARTS.items()}
     for r in held.iter_rows(named=True):
-        rec = {"file": r["file"], "line": r["line"], "column": r["columns"] or "", "message": r["messages"] or ""}
+        rec = {"file": r["file"], "line": r["line"], "column": (r["columns"] or "").replace(";", ", "),
+               "message": r["messages"] or "",
+               "fix": what_to_fix(r["columns"], r["messages"], None)}
         if r.get("source") == "declared_totals":
             rec |= {"employee_id": r["employee_id"], "figure": FIGURE_WORDS.get(r["figure"], r["figure"]),
                     "declared": _figure(r["figure"], r["declared"]), "read": _figure(r["figure"], r["read"]),
@@ -173,29 +188,14 @@ def write_notices(
     pages = []
     names = file_names(awards.get_column("application_id").to_list(), "the notices of applications")
     for a in awards.sort("application_id").iter_rows(named=True):
-        lines = by_app.get(a["application_id"], [])
-        emp_codes = sorted({r["code"] for ln in lines for r in ln["reason_list"]})
         cert = certs.get(a["application_id"]) or {
             "certificate_no": certificate_no(a["approval_year"], a["application_id"]) if a["awarded_cents"] > 0 else "",
             "amended": False, "amends_no": "", "before": "", "after": ""}
-        start = a.get("period_start") or dt.date(int(a["tax_year"]), 1, 1)
-        end = a.get("period_end") or dt.date(int(a["tax_year"]), 12, 31)
-        ctx = {
-            **head, **tax_period(agency, a["tax_type"], start, end), **cert,
-            "application_id": text(a["application_id"]), "employer_name": text(a["employer_name"]),
-            "fein": fein(a["employer_id"]), "employer_address": address_lines((addresses or {}).get(a["application_id"])),
-            "tax_type": text(a["tax_type"]), "tax_year": str(a["tax_year"]), "approval_year": str(a["approval_year"]),
-            "status": a["status"], "status_words": STATUS_WORDS.get(a["status"], a["status"]),
-            "requested": money(a["requested_cents"]), "awarded": money(a["awarded_cents"]),
-            "reason_list": explain_reasons(a["reasons"]), "employee_reason_list": explain_reasons(";".join(emp_codes)),
-            "lines": lines, "netted": [ln for ln in lines if ln["netted_lines"]], "members": members_of.get(a["application_id"], []),
-            "rejects": rejects_of.get(a["employer_id"], []), "rejects_known": rejects_known,
-            **{k: held_of.get(a["application_id"], {}).get(k, []) for k in HELD_PARTS},
-            "received": nj_local(a.get("received_at")),
-            "decided_on": decision_date(a.get("run_id") or run_id),
-            "named_by": text((named_by or {}).get(a["employer_id"], "")),
-            "findings": (findings or {}).get(a["application_id"], []), "finding_notice": finding_notice,
-        }
+        ctx = _context(a, head, cert, agency, by_app.get(a["application_id"], []), held_of.get(a["application_id"], {}),
+                       rejects_of.get(a["employer_id"], []), rejects_known, run_id=run_id,
+                       address=(addresses or {}).get(a["application_id"]), members=members_of.get(a["application_id"], []),
+                       named_by=(named_by or {}).get(a["employer_id"], ""),
+                       findings=(findings or {}).get(a["application_id"], []), finding_notice=finding_notice)
         pages.append((Path(staging_dir) / "notices" / f"{names[a['application_id']]}.html", {"n": ctx}))
     if pdf_jobs is not None and pages:
         job = pdf.job("notices", lambda: [pdf_record(ctx["n"]) for _, ctx in pages], Path(staging_dir) / "notices" / "notices.pdf",
@@ -205,29 +205,35 @@ def write_notices(
     return render_many("notice.html.j2", pages, helper)
 
 
-def pdf_record(n: dict) -> dict:
-    """A notice's fields as the PDF template takes them (every value text)."""
-    reasons = lambda rs: [[r["code"], r["words"], r["citation"], r["action"]] for r in rs]  # noqa: E731
-    keep = ("agency_name", "agency_program", "agency_address", "agency_contact", "appeal_text", "appeal_citation",
-            "application_id", "employer_name", "fein", "employer_address", "tax_type", "tax_type_title", "tax_year",
-            "period_label", "period", "approval_year", "status", "status_words", "requested", "awarded",
-            "certificate_no", "amended", "amends_no", "before", "after", "members", "decided_on", "findings",
-            "finding_notice", "named_by")
+def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_parts: dict, rejects: list[dict],
+             rejects_known: bool, *, run_id: str, address: str | None, members: list, named_by: str, findings: list[dict],
+             finding_notice: str) -> dict:
+    """One notice's fields (``notice.html.j2``, and ``pdf_record`` for the PDF)."""
+    held = a["status"] == "HELD"
+    start = a.get("period_start") or dt.date(int(a["tax_year"]), 1, 1)
+    end = a.get("period_end") or dt.date(int(a["tax_year"]), 12, 31)
+    period = tax_period(agency, a["tax_type"], start, end)
+    parts = {k: held_parts.get(k, []) for k in HELD_PARTS}
+    emp_codes = sorted({r["code"] for ln in lines for r in ln["reason_list"]})
+    opening = STATUS_WORDS.get(a["status"], a["status"])
+    if finding_notice and findings:  # the notice of an audit finding opens with what happened
+        opening = findings[0]["opening"]
+    shown = other_rejects(rejects, parts["held_lines"] + parts["doubtful_lines"]) if not finding_notice else []
     return {
-        **{k: n[k] for k in keep}, "received": n["received"] + " (New Jersey time)",
-        "reasons": reasons(n["reason_list"]), "employee_reasons": reasons(n["employee_reason_list"]),
-        "lines": [[e["employee_id"], e["wage_category"], num2(e["hours_prior"]), num2(e["hours_current"]),
-                   money(e["part1_cents"]), money(e["part2_cents"]), money(e["credit_cents"]), e["status"],
-                   text(e["reasons"]).replace(";", "; ")] for e in n["lines"]],
-        "netted": [[e["employee_id"], e["netted_lines"]] for e in n["netted"]],
-        "rejects": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["value"]), text(r["rule"]),
-                     text(r["message"])] for r in n["rejects"]],
-        "held_lines": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["message"])] for r in n["held_lines"]],
-        "doubtful_lines": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["message"])]
-                           for r in n["doubtful_lines"]],
-        "declared": [[text(r["employee_id"]), text(r["figure"]), text(r["declared"]), text(r["read"]), text(r["difference"])]
-                     for r in n["declared"]],
-        "agency": [text(r["message"]) for r in n["agency"]],
-        "no_rejects": ("None of your submitted rows were rejected." if n["rejects_known"]
-                       else "Rejected rows are not attributed to employers in this run; see the run's rejects.csv."),
+        **head, **period, **cert,
+        "application_id": text(a["application_id"]), "employer_name": text(a["employer_name"]),
+        "fein": fein(a["employer_id"]), "employer_address": address_lines(address),
+        "tax_type": text(a["tax_type"]), "tax_year": str(a["tax_year"]), "approval_year": str(a["approval_year"]),
+        "status": a["status"], "status_label": labelled(a["status"]), "opening": opening,
+        "requested": money(a["requested_cents"]), "awarded": money(a["awarded_cents"]),
+        "reason_list": explain_reasons(a["reasons"], held=parts if held else None),
+        "employee_reason_list": explain_reasons(";".join(emp_codes)),
+        "lines": lines, "netted": [ln for ln in lines if ln["netted_lines"]], "members": members,
+        "rejects": shown, "rejects_text": rejects_text(held, shown, rejects_known),
+        **{k: v for k, v in parts.items() if k != "agency"},
+        "agency": [agency_sentence(fein(a["employer_id"]), period["period_word"], period["period"])
+                   for _ in parts["agency"][:1]],
+        "received": long_instant(a.get("received_at")),
+        "decided_on": long_date(decision_date(a.get("run_id") or run_id)),
+        "named_by": text(named_by), "findings": findings, "finding_notice": finding_notice,
     }

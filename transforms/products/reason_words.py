@@ -1,5 +1,10 @@
 """Every reason code of spec sections 5 and 7, and every decision, in the words an employer
-reads on a notice: what it means, the statute it comes from, and what the employer can do."""
+reads on a notice: what it means, the statute it comes from, and what the employer can do, which is
+what the process does: a decided application changes only when the Department reopens it after the
+employer writes to it (a corrected submission by itself changes no decision); a held one is decided
+by the next run from corrected files, without reopening; the agency's own gaps need nothing from the
+employer. Every code an employer reads (decisions, employee statuses, wage categories, reasons) has
+words, shown with the code beside it (``labelled``)."""
 
 from __future__ import annotations
 
@@ -67,13 +72,13 @@ REASONS: dict[str, tuple[str, str]] = {
     ),
     "INPUT_REJECTED": (
         "Lines of the submission that this application could depend on could not be read, or were read but look "
-        "unlikely; nothing is decided until they are corrected or confirmed (the lines are listed above).",
+        "unlikely, or no employee it claims could be read; nothing is decided until they are corrected or confirmed.",
         "N.J.S.A. 34:11-56a40",
     ),
     "DECLARED_TOTALS_DIFFER": (
         "The totals your roster declares for an employee (hours, gross wages or employer payroll taxes of a year, "
         "from your payroll system) differ from what was read from your payroll files by more than the tolerance; "
-        "nothing is decided on a reading your own figures contradict (the figures are shown side by side below).",
+        "nothing is decided on a reading your own figures contradict (the figures are shown side by side above).",
         "N.J.S.A. 34:11-56a40(d)(1)",
     ),
     "CAP_EXHAUSTED": (
@@ -83,36 +88,63 @@ REASONS: dict[str, tuple[str, str]] = {
     ),
 }
 
-# code -> what the employer can do about it (plain words, on the notice beside the reason)
+# What a decided application's employer sends when it thinks the decision rests on wrong figures: a
+# decided application changes only when the Department reopens it (a corrected submission by itself
+# changes no decision); a held one is decided by the next run from corrected files (see HELD_ACTIONS).
+REOPEN = ("write to the Department at the address at the end of this notice, name this application and enclose {what}. "
+          "A decided application changes only if the Department reopens it: files sent again with a later "
+          "submission do not change this decision by themselves.")
+HEARING = "ask for a hearing (see \u201cYour right to a hearing\u201d below)"
+
+# code -> what the employer of a decided application can do about it (on the notice beside the reason)
 ACTIONS: dict[str, str] = {
-    "TAX_YEAR_BEFORE_2019": "Nothing: no credit exists for that year. Apply for a tax year that begins in 2019 or later.",
-    "DUPLICATE_APPLICATION": "Nothing is needed: your first application for this tax period is the one decided. If the "
-                             "first one was filed in error, ask for a hearing (below).",
-    "WAGE_REDUCTION": "If the payroll shown is wrong (a missing or misdated check, a reversal), send the corrected payroll "
-                      "files; if it is right, no credit is allowed for the year.",
-    "MISSING_EMPLOYER_RATES": "Nothing on your side: the Department is completing its record of your unemployment "
-                              "and disability insurance rates; the first run that has them decides the application.",
-    "LATE_APPLICATION": "If the application was received earlier than shown, send proof of the date of receipt and ask "
-                        "for a hearing (below).",
-    "NOT_CERTIFIED": "Ask the employee to request a determination of impairment; an employee certified for the tax "
-                     "period can be claimed on a later application for that period.",
-    "NO_HOURS_IN_TAX_YEAR": "If the employee worked in the tax period, send the payroll files that show it.",
-    "HOURS_DECREASED": "If hours are missing from the payroll of the tax period, send the corrected payroll files.",
-    "NO_CREDIT_DUE": "Nothing is owed on this application. If an employee's pay or hours are wrong, send the corrected "
-                     "payroll files.",
-    "SUBMINIMUM_ON_EFFECTIVE_DATE": "If the employee was paid at least the minimum wage on February 4, 2019, send the "
-                                    "payroll that shows it.",
+    "TAX_YEAR_BEFORE_2019": "Nothing can change this: no credit exists for a tax year that begins before 2019. An "
+                            "application for a tax year that begins in 2019 or later is decided on its own.",
+    "DUPLICATE_APPLICATION": "Nothing is needed: your first application for this tax year is the one decided. If the "
+                             f"first one was filed in error, {HEARING}.",
+    "WAGE_REDUCTION": "If the payroll shown is wrong (a missing or misdated check, a reversal), "
+                      + REOPEN.format(what="the corrected payroll files") + f" If you disagree, you may also {HEARING}. "
+                      "If the payroll is right, no credit is allowed for the year.",
+    "MISSING_EMPLOYER_RATES": "Nothing is needed from you: the unemployment and disability insurance rates are the "
+                              "Department's own records. The application was decided on the other reasons shown for "
+                              "each employee.",
+    "LATE_APPLICATION": f"If the application was received earlier than the date shown, {HEARING} and include proof of "
+                        "the date of receipt.",
+    "NOT_CERTIFIED": "If the employee held a determination of impairment valid during the tax year that the Department's "
+                     "records do not show, " + REOPEN.format(what="a copy of it") + " Otherwise the employee may "
+                     "request a determination; it counts for the tax years it covers.",
+    "NO_HOURS_IN_TAX_YEAR": "If the employee worked in the tax period, "
+                            + REOPEN.format(what="the payroll files that show it"),
+    "HOURS_DECREASED": "If hours are missing from the payroll of the tax period, "
+                       + REOPEN.format(what="the corrected payroll files"),
+    "NO_CREDIT_DUE": "Nothing is owed on this application. If an employee's pay or hours shown are wrong, "
+                     + REOPEN.format(what="the corrected payroll files"),
+    "SUBMINIMUM_ON_EFFECTIVE_DATE": "If the employee was paid at least the minimum wage on February 4, 2019, "
+                                    + REOPEN.format(what="the payroll that shows it"),
     "DUPLICATE_EMPLOYEE": "Nothing is needed: the person is counted once, on the first line that claims them.",
-    "NOT_IN_CONTROL_GROUP": "If the employer named is part of your group under common ownership or control, send the "
-                            "evidence of the common control to the contact below.",
-    "MISCLASSIFIED": "If you disagree with the finding, ask for a hearing (below). A finding withdrawn on appeal is "
-                     "decided again as before it, within the approvals left in its approval year.",
-    "INPUT_REJECTED": "Correct the lines listed above and send the files again under the same names; a line read but "
-                      "doubtful that is right as written is confirmed by the Department instead (see above).",
-    "DECLARED_TOTALS_DIFFER": "Check the figures shown above: if your payroll files are incomplete or were exported "
-                              "with the wrong columns, send the corrected files; if your declared totals are wrong, "
-                              "send a corrected roster. The next run decides the application.",
-    "CAP_EXHAUSTED": "Nothing: a waitlisted application is considered first in the next approval year.",
+    "NOT_IN_CONTROL_GROUP": "If the employer named is part of your group under common ownership or control, "
+                            + REOPEN.format(what="the evidence of the common control"),
+    "MISCLASSIFIED": f"If you disagree with the finding, {HEARING}. A finding withdrawn on appeal is decided again as "
+                     "before it, within the approvals left in its approval year.",
+    "CAP_EXHAUSTED": "Nothing is needed from you. A waitlisted application is considered first by the first run of the "
+                     "next approval year, in the order received; an award made in part is final.",
+}
+
+# code -> what the employer of a HELD application does (nothing is decided: the next run decides it from
+# corrected files, with no reopening; the agency's own gaps need nothing from the employer). The notice
+# words INPUT_REJECTED by the sections it shows (``notices.held_action``).
+HELD_ACTIONS: dict[str, str] = {
+    "MISSING_EMPLOYER_RATES": "Nothing is needed from you: the Department is completing its record of your "
+                              "unemployment and disability insurance rates; the first run that has them decides the "
+                              "application, and you receive its notice.",
+    "DECLARED_TOTALS_DIFFER": "Check the figures under \u201cYour declared totals and what was read\u201d above. If your "
+                              "payroll files are incomplete or were exported with the wrong columns, send the corrected "
+                              "files under the same names; if your declared totals are wrong, send a corrected "
+                              "roster.csv. The next run decides the application, with no need to ask for anything. If "
+                              "both are right, write to the Department at the address at the end of this notice: it can "
+                              "confirm the figures as read.",
+    "INPUT_REJECTED": "Correct the lines listed above and send the files again under the same names: the next run "
+                      "decides the application like a new one, with no need to ask for anything.",
 }
 
 
@@ -121,6 +153,38 @@ STATUS_WORDS = {
     "PARTIAL": "Your application is approved in part: the annual limit of approvals did not allow the full amount.",
     "WAITLISTED": "Your application is eligible but waitlisted: the annual limit of approvals has been reached.",
     "REJECTED": "Your application is not approved.",
-    "HELD": "Nothing is decided yet: the reading this application would be decided on is not proven (see why "
-            "below). Nothing is final; the next run that can prove it decides the application.",
+    "HELD": "Nothing is decided yet: the reading this application would be decided on is not proven (see "
+            "\u201cWhy it is held\u201d below). Nothing is final; the next run that can prove it decides the application.",
 }
+
+# each code as an employer reads it beside the code: decisions, employee statuses, wage categories, reasons
+STATUS_LABELS = {"APPROVED": "Approved", "PARTIAL": "Approved in part", "WAITLISTED": "Waitlisted",
+                 "REJECTED": "Not approved", "HELD": "Held, not decided", "ELIGIBLE": "Eligible",
+                 "INELIGIBLE": "Not eligible"}
+CATEGORY_LABELS = {"general": "General minimum wage", "tipped": "Tipped employee (cash wage)",
+                   "seasonal_small": "Seasonal or small employer", "agricultural": "Agricultural"}
+REASON_LABELS = {
+    "TAX_YEAR_BEFORE_2019": "Tax year before 2019", "DUPLICATE_APPLICATION": "Not your first application",
+    "WAGE_REDUCTION": "Wages reduced", "MISSING_EMPLOYER_RATES": "Employer rates missing",
+    "LATE_APPLICATION": "Received after the deadline", "NOT_CERTIFIED": "No certification of impairment",
+    "NO_HOURS_IN_TAX_YEAR": "No hours in the tax year", "HOURS_DECREASED": "Fewer hours than the prior year",
+    "NO_CREDIT_DUE": "No credit due", "SUBMINIMUM_ON_EFFECTIVE_DATE": "Below minimum wage on February 4, 2019",
+    "DUPLICATE_EMPLOYEE": "Person claimed twice", "NOT_IN_CONTROL_GROUP": "Employer not in your group",
+    "MISCLASSIFIED": "Not an employee with an impairment (audit)", "INPUT_REJECTED": "Lines to correct or confirm",
+    "DECLARED_TOTALS_DIFFER": "Declared totals differ", "CAP_EXHAUSTED": "Annual limit reached",
+}
+
+
+def labelled(code: str | None, labels: dict[str, str] | None = None) -> str:
+    """A code as an employer reads it: its words with the code beside it (``Not approved (REJECTED)``);
+    an unknown code as it stands, never dropped."""
+    if not code:
+        return ""
+    table = labels if labels is not None else {**STATUS_LABELS, **CATEGORY_LABELS, **REASON_LABELS}
+    words = table.get(code)
+    return f"{words} ({code})" if words else code
+
+
+def reasons_labelled(reasons: str | None) -> str:
+    """``"A;B"`` -> ``"Words of A (A); words of B (B)"``."""
+    return "; ".join(labelled(c, REASON_LABELS) for c in (reasons or "").split(";") if c)

@@ -116,8 +116,11 @@ def write_reports(staging_dir: Path, con, employee_years: pl.DataFrame, cap_cent
         note=[f"requested {100 * r / c:,.2f}% of the cap" if c else "" for r, c in zip(req, caps_, strict=True)] or None,
     ))
     c = tables["category"]
+    from transforms.products.reason_words import CATEGORY_LABELS, labelled
+
     files.append(charts.bars(
-        out / "cap_by_wage_category.svg", c["wage_category"].to_list(),
+        out / "cap_by_wage_category.svg",
+        [f"{CATEGORY_LABELS[w]}\n({w})" if w in CATEGORY_LABELS else w for w in c["wage_category"].to_list()],
         {"requested": c["requested_cents"].to_list(), "approved": c["approved_cents"].to_list()},
         f"By wage category, approval year {approval_year}",
     ))
@@ -132,7 +135,8 @@ def write_reports(staging_dir: Path, con, employee_years: pl.DataFrame, cap_cent
         "requested_cents", "approved_cents", "cap_cents"), out / "cap_by_approval_year.csv"))
     files.append(render("cap_report.html.j2", out / "cap_sufficiency.html",
                         title=CAP_TITLE.format(y=approval_year), s=tables["summary"], freed=freed,
-                        years=y.to_dicts(), category=c.to_dicts(), county=k.to_dicts()))
+                        years=y.to_dicts(), county=k.to_dicts(),
+                        category=[{**r, "label": labelled(r["wage_category"], CATEGORY_LABELS)} for r in c.to_dicts()]))
 
     # Biennial report (56a41(b)): names and locations of, and credits allowed to, each employer.
     allowed = dec.filter((pl.col("awarded_cents") > 0) & (pl.col("approval_year") <= approval_year))

@@ -1,11 +1,14 @@
-"""``index.html``: the page an analyst works from (issue 23). It opens with the run's totals and the
-cap (a bar of the approval year's awards against it), the charts inline, then one table of the
-run's applications (employer, FEIN, status, requested, awarded, reasons, links to the certificate
-and notice, HTML and PDF, and the explain command) that sorts and filters in the browser with no
-server and no network (the data is in the page; the script builds the rows with ``textContent``,
-never markup), the held applications with the lines that hold them, the rejected input by
-employer, and every file of the run. A Content-Security-Policy lets the page load nothing from
-anywhere but its own folder."""
+"""``index.html``: the page an analyst works from (issues 23 and 36). It opens with the run's totals,
+then what needs the analyst: the applications held by the Department's own gaps, those held by the
+employer's input (each with its employer, what holds it and what lets the next run decide it), and
+the rejected input by employer (its name, FEIN and the problems); then the cap (a bar of the
+approval year's awards against it), one table of the run's applications (employer, FEIN, status and
+reasons in words with their codes, requested, awarded, links to the certificate and notice, HTML and
+PDF, and the explain command) that sorts and filters in the browser with no server and no network
+(the data is in the page; the script builds the rows with ``textContent``, never markup), the charts
+(each at its own size: its labels as legible as the page's text, ``charts.MIN_FONT``), and every file
+of the run, certificates and notices counted as documents. A Content-Security-Policy lets the page
+load nothing from anywhere but its own folder."""
 
 from __future__ import annotations
 
@@ -15,6 +18,8 @@ from pathlib import Path
 import polars as pl
 
 from transforms.products._html import render, safe_filename
+from transforms.products.letter import fein
+from transforms.products.reason_words import labelled, reasons_labelled
 
 # where each group of files is listed (title, names or folders, note)
 GROUPS = [
@@ -43,11 +48,21 @@ def _file_groups(files: list[str]) -> list[dict]:
             continue
         if "notices/" in names or "certificates/" in names or "data_docs/" in names:  # many: the combined files and a count
             shown = [m for m in mine if m.count("/") == 1 and (m.endswith(("s.pdf", "index.html")))] or mine[:1]
-            groups.append({"title": f"{title} ({len(mine):,} files, each linked from its application above)",
+            groups.append({"title": f"{title} ({_count(mine, names)})",
                            "files": [{"href": m, "name": m, "note": ""} for m in shown]})
             continue
         groups.append({"title": title, "files": [{"href": m, "name": m, "note": note if m.endswith("/") else ""} for m in mine]})
     return groups
+
+
+def _count(files: list[str], names: list[str]) -> str:
+    """How many documents a folder holds (certificates, notices: one HTML page each, and its PDF),
+    and its files."""
+    word = "certificate" if "certificates/" in names else "notice" if "notices/" in names else ""
+    if not word:
+        return f"{len(files):,} files"
+    docs = sum(1 for f in files if f.count("/") == 1 and f.endswith(".html"))
+    return f"{docs:,} {word}{'' if docs == 1 else 's'}, each linked from its application above; {len(files):,} files"
 
 
 def application_rows(files: set[str], awards: pl.DataFrame, certificates: dict[str, str]) -> list[list]:
@@ -62,26 +77,73 @@ def application_rows(files: set[str], awards: pl.DataFrame, certificates: dict[s
         cert_base = f"certificates/{safe_filename(cert)}" if cert else None
         rows.append([
             app, a["employer_name"] or "", a["employer_id"], a["tax_type"] or "", a.get("county") or "", a["status"],
-            int(a["requested_cents"]), int(a["awarded_cents"]), (a["reasons"] or "").replace(";", " "),
+            int(a["requested_cents"]), int(a["awarded_cents"]), reasons_labelled(a["reasons"]),
             f"{notice}.html", f"{notice}.pdf" if f"{notice}.pdf" in files else "",
             f"{cert_base}.html" if cert_base else "", f"{cert_base}.pdf" if f"{cert_base}.pdf" in files else "",
+            labelled(a["status"]),
         ])
     return rows
 
 
-# held.csv's sources in an analyst's words
+# held.csv's sources in an analyst's words, and what lets the next run decide the application
 HELD_WORDS = {"agency": "the Department's own data (employer rates missing)", "input": "lines not read",
               "doubtful": "lines read but doubtful (a release confirms them)",
               "declared_totals": "declared totals differ from what was read"}
+HELD_NEXT = {"agency": "add the employer's UI/DI rates to employer_rates.csv: the first run that has them decides it",
+             "input": "the employer's corrected file (its notice lists the lines)",
+             "doubtful": "the corrected file, or impcredit release (confirms the lines as read)",
+             "declared_totals": "a corrected file or roster, or impcredit release (decided on the payroll as read)"}
 
 
 def _held_line(r: dict) -> str:
     """One reason a held application is held, short: its file and line, or its figure, or the gap."""
     if r["source"] == "agency":
-        return "no UI/DI rates in employer_rates.csv"
+        return "no UI/DI rates in employer_rates.csv for a rate year its tax period needs"
     if r["source"] == "declared_totals":
         return f"{r['employee_id']} {r['figure']}: declared {r['declared']:,.2f}, read {r['read']:,.2f}"
-    return f"{r['file']}:{r['line']} {r['columns'] or ''}".strip()
+    where = f"{r['file']}:{r['line']} {r['columns'] or ''}".strip()
+    return f"{where}: {r['messages']}" if r.get("messages") else where
+
+
+def held_rows(held: pl.DataFrame | None, awards: pl.DataFrame | None) -> tuple[list[dict], list[dict]]:
+    """(held by the Department's own gaps, held by the employer's input): each application with its
+    employer (name, FEIN), why, the first lines that hold it and what lets the next run decide it."""
+    agency, employer = [], []
+    if held is None or not held.height:
+        return agency, employer
+    who = {} if awards is None else {a: (n or "", e) for a, n, e in awards.select(
+        "application_id", "employer_name", "employer_id").iter_rows()}
+    for (app,), grp in held.group_by(["application_id"], maintain_order=True):
+        name, emp = who.get(app, ("", ""))
+        sources = grp.get_column("source").unique(maintain_order=True).to_list()
+        row = {"application_id": app, "href": f"notices/{safe_filename(app)}.html", "employer": name,
+               "fein": fein(emp), "why": ", ".join(HELD_WORDS.get(x, x) for x in sources),
+               "next": "; ".join(HELD_NEXT.get(x, "") for x in sources),
+               "lines": [_held_line(r) for r in grp.head(5).iter_rows(named=True)], "more": max(0, grp.height - 5)}
+        (agency if sources == ["agency"] else employer).append(row)
+    return agency, employer
+
+
+def rejects_rows(rejects: pl.DataFrame | None, awards: pl.DataFrame | None, limit: int = 200) -> list[dict]:
+    """The rejected input by employer, most lines first: its name and FEIN (or, for lines whose
+    employer id cannot be read, the files they are in), the lines, the first problems, its file."""
+    from transforms.ingest.report import rejects_file
+
+    if rejects is None or not rejects.height or "employer_id" not in rejects.columns:
+        return []
+    names = {} if awards is None else dict(awards.sort("application_id").unique("employer_id", keep="first").select(
+        "employer_id", "employer_name").iter_rows())
+    per = rejects.group_by("employer_id").agg(pl.struct("file", "line").n_unique().alias("lines"),
+                                              pl.col("file").unique().sort().alias("files"))
+    out = []
+    for emp, lines, files in per.sort("lines", "employer_id", descending=[True, False], nulls_last=True).head(limit).iter_rows():
+        mine = rejects.filter(pl.col("employer_id").is_null() if emp is None else pl.col("employer_id") == emp)
+        problems = [f"{r['file']}:{r['line'] if r['line'] is not None else 'whole file'} {r['column'] or ''}: "
+                    f"{r['message']}".replace(" :", ":") for r in mine.sort("file", "line").head(3).iter_rows(named=True)]
+        out.append({"employer": names.get(emp, "") if emp else "(employer id not readable)",
+                    "fein": fein(emp) if emp else ", ".join(files), "lines": lines, "problems": problems,
+                    "more": max(0, mine.height - 3), "href": rejects_file(emp)})
+    return out
 
 
 def _script_json(value) -> str:
@@ -96,7 +158,6 @@ def write_run_page(staging_dir: Path, summary, *, decided_at: str, awards: pl.Da
     (``finding_documents.freed_cap``)."""
     from markupsafe import Markup
 
-    from transforms.ingest.report import rejects_file
     from transforms.outputs import _walk_files
 
     staging_dir = Path(staging_dir)
@@ -104,23 +165,12 @@ def write_run_page(staging_dir: Path, summary, *, decided_at: str, awards: pl.Da
     files = sorted(str(p)[root:] for p in _walk_files(staging_dir))
     rows = application_rows(set(files), awards, certificates or {}) if awards is not None else []
     used = max(0.0, summary.cap - summary.cap_left)
-    held_rows = []
-    if held is not None and held.height:  # the agency's own gaps first (held.csv's order), then the input's
-        names = {} if awards is None else dict(awards.select("application_id", "employer_name").iter_rows())
-        for (app,), grp in held.group_by(["application_id"], maintain_order=True):
-            held_rows.append({"application_id": app, "href": f"notices/{safe_filename(app)}.html",
-                              "employer": names.get(app) or "",
-                              "why": ", ".join(HELD_WORDS.get(s, s) for s in grp.get_column("source").unique(maintain_order=True)),
-                              "lines": [_held_line(r) for r in grp.head(5).iter_rows(named=True)],
-                              "more": max(0, grp.height - 5)})
-    by_employer = []
-    if rejects is not None and rejects.height and "employer_id" in rejects.columns:
-        for emp, n in rejects.group_by("employer_id").len().sort("len", descending=True).head(200).iter_rows():
-            by_employer.append({"employer_id": emp or "(unreadable)", "rows": n, "href": rejects_file(emp)})
+    held_agency, held_employer = held_rows(held, awards)
+    by_employer = rejects_rows(rejects, awards)
     charts = [f for f in files if f.startswith("reports/") and f.endswith(".svg") and f.count("/") == 1]
     return render("index.html.j2", staging_dir / "index.html", r=summary, decided_at=decided_at,
                   changes=getattr(summary, "changes", []), groups=_file_groups(files), charts=charts,
-                  cap_used=used, cap_share=min(1.0, used / summary.cap) if summary.cap else 0.0, held_rows=held_rows,
-                  rejects_by_employer=by_employer, apps_json=Markup(_script_json(rows)), n_apps=len(rows), freed=freed,
+                  cap_used=used, cap_share=min(1.0, used / summary.cap) if summary.cap else 0.0,
+                  held_agency=held_agency, held_employer=held_employer, rejects_by_employer=by_employer, apps_json=Markup(_script_json(rows)), n_apps=len(rows), freed=freed,
                   explain=f"impcredit explain --tax-year {summary.tax_year} --employer EMPLOYER --employee EMPLOYEE "
                           f"--out {summary.out_dir or '.'}")

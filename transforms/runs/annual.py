@@ -305,6 +305,7 @@ def decide_and_commit(ctx: RunContext) -> RunSummary:
                 s.say(f"{decisions.awards.height:,} applications ({', '.join(f'{k} {v}' for k, v in st.items())}), "
                       f"${decisions.awarded_now_cents / 100:,.2f} awarded by this run")
             summary = write_outputs(ctx, staging, decisions)
+            summary.out_dir = str(ctx.out_dir)  # recorded with the run: a finding's documents go beside them
             employee_years = write_changes(ctx, con, staging, decisions, summary)
             if ctx.with_products:
                 write_run_products(ctx, con, staging, decisions, summary)

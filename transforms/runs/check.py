@@ -9,7 +9,11 @@ page: no ledger, no lake, no rejects file; the temporary folder is deleted befor
 The check says:
 - each file of the submission, the layout (profile) that reads it, or why no layout reads it, and
   its rows read, accepted and rejected;
-- every rejected line (file, line, column, value as the rejects file shows it, what to fix);
+- every rejected line (file, line, column, the value as written, quoted, every character visible,
+  one message of what to fix, and the application the line gives or holds);
+- every header read though it differs from the layout's words, and every value read leniently (a
+  ``$`` after the number, a two-digit year...): what was written and what it was read as
+  (``check_readings``);
 - the applications the annual run would hold (spec section 7), computed as the annual run does
   (``annual.compute`` then ``annual.hold_unread``, over every tax year the submission holds);
 - the payroll the credit is computed from, per employer and calendar year: the accepted rows'
@@ -43,7 +47,6 @@ from transforms.runs.inputs import (
 )
 
 TEMP_PREFIX = "impcredit-check-"  # the temporary workdir's name (deleted when the check returns)
-MAX_SHOWN_REJECTS = 10_000  # rejected lines listed on the page (every one is counted)
 NO_CLAIM = ("no employee of it was read: roster.csv has no line for it that could be read "
             "(an application that claims no one is held, never rejected)")
 
@@ -73,6 +76,21 @@ class RejectedLine:
     value: str | None  # as the rejects file shows it (every ssn-shaped value masked)
     rule: str
     message: str  # what to fix
+    applications: tuple[str, ...] = ()  # the application the line gives (roster, applications) or those it holds
+
+    @property
+    def shown_value(self) -> str:
+        """The value as written, quoted, every character visible (``as_written.quoted``)."""
+        from transforms.products.as_written import quoted
+
+        return quoted(self.value) if self.value is not None else ""
+
+    @property
+    def fix(self) -> str:
+        """One message: the column said once, a letter that looks like a digit named."""
+        from transforms.products.as_written import what_to_fix
+
+        return what_to_fix(self.column, self.message, self.value)
 
 
 @dataclass(frozen=True)
@@ -117,6 +135,7 @@ class CheckResult:
     unchecked_years: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     figures: list[PersonFigures] = field(default_factory=list)  # each claimed person's figures, read and declared
+    readings: list = field(default_factory=list)  # check_readings.Reading: headers and values read loosely
 
     @property
     def unread_files(self) -> list[FileCheck]:
@@ -203,14 +222,28 @@ def check_submission(input_dir: Path, *, now: dt.datetime | None = None) -> Chec
         apps = _applications(staged, workdir)
         result.applications = apps.height
         result.totals = _totals(staged.frames["payroll"] if staged else _from_lake(workdir, "payroll"), _names(apps))
+        holds: dict[tuple[str, int], set[str]] = {}
         if staged is not None:
-            result.held = _held(staged, apps, checked_at, result.unchecked_years, result.figures)
+            result.held = _held(staged, apps, checked_at, result.unchecked_years, result.figures, holds)
             if staged.unclaimed_without_ssn:
                 result.notes.append(f"{staged.unclaimed_without_ssn:,} payroll rows of employees no application "
                                     "claims carry no ssn: they count for no one's credit.")
             if apps.height == 0:
                 result.notes.append("The submission holds no application: there would be nothing to decide.")
+    from transforms.runs.check_readings import read_again
+
+    result.readings, app_of = read_again(input_dir)
+    result.rejects = [_named(r, app_of, holds) for r in result.rejects]
     return result
+
+
+def _named(r: RejectedLine, app_of: dict[tuple[str, int], str], holds: dict[tuple[str, int], set[str]]) -> RejectedLine:
+    """``r`` with the application its line gives (a roster or application line), else those it holds."""
+    if r.line is None:
+        return r
+    own = app_of.get((r.file, r.line))
+    apps = (own,) if own else tuple(sorted(holds.get((r.file, r.line), ())))
+    return RejectedLine(r.file, r.line, r.column, r.value, r.rule, r.message, apps)
 
 
 def _files(report) -> list[FileCheck]:
@@ -291,12 +324,13 @@ def _as_of(apps: pl.DataFrame, checked_at: dt.datetime) -> dt.date:
     return max(d for d in dates if d is not None)
 
 
-def _held(staged: StagedInputs, apps: pl.DataFrame, checked_at: dt.datetime,
-          unchecked: list[str], figures: list[PersonFigures]) -> list[HeldApplication]:
+def _held(staged: StagedInputs, apps: pl.DataFrame, checked_at: dt.datetime, unchecked: list[str],
+          figures: list[PersonFigures], holds: dict[tuple[str, int], set[str]]) -> list[HeldApplication]:
     """The applications the annual run would hold (spec section 7): for each tax year the
     submission holds, the engine's claims and groups (``annual.compute``) and the annual run's own
     ``hold_unread``, nothing released; with the lines that hold each one. A tax year without
-    reference data (the annual run refuses it) is said in ``unchecked``."""
+    reference data (the annual run refuses it) is said in ``unchecked``; ``holds`` gets (file, line) ->
+    the applications the line holds."""
     from transforms.reference.parameters import load_parameters
     from transforms.reference.values import ParameterError
     from transforms.runs import annual as steps
@@ -325,9 +359,13 @@ def _held(staged: StagedInputs, apps: pl.DataFrame, checked_at: dt.datetime,
         return []
     held_ids = pl.concat(statuses).filter(pl.col("status") == "HELD").get_column("application_id").unique()
     why: dict[str, list[str]] = {}
+    from transforms.products.as_written import line_problem
+
     for r in (pl.concat(lines).unique().sort("application_id", "file", "line") if lines else pl.DataFrame()).iter_rows(named=True):
-        cols = f" ({r['columns']})" if r["columns"] else ""
-        why.setdefault(r["application_id"], []).append(f"{r['file']} line {r['line']}{cols}: {r['messages'] or r['rules']}")
+        why.setdefault(r["application_id"], []).append(line_problem(r["file"], r["line"], r["columns"],
+                                                                    r["messages"] or r["rules"]))
+        if r["line"] is not None:
+            holds.setdefault((r["file"], int(r["line"])), set()).add(r["application_id"])
     out = []
     for a in apps.filter(pl.col("application_id").is_in(held_ids.implode())).sort("application_id").iter_rows(named=True):
         out.append(HeldApplication(a["application_id"], a["employer_id"], a["employer_name"] or "", int(a["tax_year"]),
@@ -350,13 +388,7 @@ def _figures(recon: pl.DataFrame | None) -> list[PersonFigures]:
 
 
 def write_check_page(result: CheckResult, path: Path) -> Path:
-    """The check as one HTML page (``templates/check.html.j2``): printable, no script, a
-    Content-Security-Policy that lets nothing load, every value escaped, no ssn."""
-    from transforms.products._html import render
-    from transforms.runs.record import code_version
+    """The check as one HTML page (``check_page.write_page``)."""
+    from transforms.runs.check_page import write_page
 
-    shown = result.rejects[:MAX_SHOWN_REJECTS]
-    return render("check.html.j2", Path(path), r=result, folder=result.input_dir.resolve().name or str(result.input_dir),
-                  checked_at=result.checked_at.astimezone(ZoneInfo(schema.NJ_TZ)).strftime("%Y-%m-%d %H:%M %Z"),
-                  version=code_version(), shown_rejects=shown, more_rejects=len(result.rejects) - len(shown),
-                  years=sorted({t.year for t in result.totals}))
+    return write_page(result, path)

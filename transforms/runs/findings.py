@@ -1,8 +1,10 @@
 """An audit finding as a command makes it (spec section 9a; ``impcredit finding``): check what was
 asked, take the workdir's lock, record the finding (or its withdrawal) and its re-decision in one
 ledger transaction (``award.finding_acts``), then write its documents aside and move them into
-``--out``: the amended certificate(s), the notice of the finding with its reasons and hearing
-rights (HTML and PDF), ``taxation/recapture.csv`` and ``finding.json``.
+``--out`` (by default ``findings/<FINDING>`` beside the outputs of the workdir's latest annual
+run: ``default_folder``): the amended certificate(s) and those they supersede, marked so, the notice
+of the finding with its reasons, penalty and hearing rights (HTML and PDF),
+``taxation/recapture.csv`` and ``finding.json``.
 
 The documents are written from the ledger as it stood at the finding (or withdrawal), so the same
 command given again (a finding recorded twice is one finding) writes them again, the same: a run
@@ -36,6 +38,7 @@ class Outcome:
     run_id: str
     effects: list[dict] = field(default_factory=list)
     outputs: list[Path] = field(default_factory=list)
+    folder: Path | None = None  # where its documents were written
 
 
 def nj_today() -> dt.date:
@@ -136,12 +139,31 @@ def withdraw_finding(workdir: Path, out_dir, finding_id: str, reason: str, param
     return out
 
 
+def default_folder(con, workdir: Path, name: str) -> Path:
+    """Where a finding's documents go unless ``--out`` says: ``findings/<name>`` in the output
+    folder of the workdir's latest annual run (the run records it), beside that run's outputs; in the
+    workdir when no run recorded a local one."""
+    import json
+
+    from transforms import storage
+
+    rows = con.sql("SELECT summary_json FROM runs WHERE kind = 'annual' ORDER BY committed_at DESC LIMIT 1").fetchall()
+    out = json.loads(rows[0][0] or "{}").get("out_dir") if rows else None
+    if out and not storage.is_remote(out):
+        return Path(out) / "findings" / name
+    return Path(workdir) / "findings" / name
+
+
 def _documents(con, out: Outcome, out_dir, workdir: Path, params: Parameters) -> None:
     """Write the documents of ``out``'s event from the ledger (aside, then into ``out_dir``, or the
-    folder ``out_dir(finding id)`` names)."""
+    folder ``out_dir(finding id)`` names; None: ``default_folder``)."""
     from transforms.products.finding_outputs import write_event
 
+    name = out.finding.finding_id + ("-withdrawal" if out.event == "withdrawal" else "")
+    if out_dir is None:
+        out_dir = default_folder(con, workdir, name)
     out_dir = out_dir(out.finding.finding_id) if callable(out_dir) else Path(out_dir)
+    out.folder = out_dir
     with StagedOutputs(out_dir, out.run_id) as staging:
         out.effects = write_event(staging.dir, con, out.finding.finding_id, out.event, out.run_id, params,
                                   workdir=workdir)
@@ -172,4 +194,5 @@ def list_findings(workdir: Path) -> list[dict]:
         con.close()
 
 
-__all__ = ["Outcome", "check_args", "finding_json", "list_findings", "record_finding", "withdraw_finding"]
+__all__ = ["Outcome", "check_args", "default_folder", "finding_json", "list_findings", "record_finding",
+           "withdraw_finding"]

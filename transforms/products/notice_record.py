@@ -1,0 +1,130 @@
+"""The parts of a decision notice that depend on what it says rather than on the run: each reason
+with the remedy the process applies (a decided application, a held one), the lines an employer
+reads (codes in words with the code beside them, values quoted as written), the sentence of the
+agency's own gap, the rejected lines a notice shows and what it says of them; and the notice's
+fields as the PDF template takes them (``pdf_record``)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from transforms.products._html import money, num2
+from transforms.products.as_written import quoted, what_to_fix
+from transforms.products.pdf import text
+from transforms.products.reason_words import (
+    ACTIONS,
+    CATEGORY_LABELS,
+    HELD_ACTIONS,
+    REASONS,
+    STATUS_LABELS,
+    labelled,
+    reasons_labelled,
+)
+
+HELD_SECTIONS = {"held_lines": "Lines to correct before a decision", "doubtful_lines": "Lines read but doubtful",
+                 "declared": "Your declared totals and what was read",
+                 "agency": "The Department is completing its records"}
+
+
+def explain_reasons(reasons: str | None, *, held: dict | None = None) -> list[dict]:
+    """``"A;B"`` -> [{code, label, words, citation, action}] (unknown codes are listed as such, never
+    dropped). ``held``: the sections of a held application's notice (``HELD_SECTIONS`` keys -> their
+    rows): its remedies are the held ones (the next run decides it from corrected files)."""
+    out = []
+    for code in [r for r in (reasons or "").split(";") if r]:
+        words, cite = REASONS.get(code, (f"Reason code {code}.", ""))
+        action = held_action(code, held) if held is not None else ACTIONS.get(code, "")
+        out.append({"code": code, "label": labelled(code), "words": words, "citation": cite, "action": action})
+    return out
+
+
+def held_action(code: str, sections: dict) -> str:
+    """What the employer of a held application does about ``code``, naming the sections of its
+    notice that are there (above the reasons: ``notice.html.j2``)."""
+    if code != "INPUT_REJECTED":
+        return HELD_ACTIONS.get(code) or ACTIONS.get(code, "")
+    parts = []
+    if sections.get("held_lines"):
+        parts.append(f"Correct the lines under \u201c{HELD_SECTIONS['held_lines']}\u201d above and send the files again "
+                     "under the same names.")
+    if sections.get("doubtful_lines"):
+        parts.append(f"For each line under \u201c{HELD_SECTIONS['doubtful_lines']}\u201d above: if it is right as "
+                     "written, write to the Department at the address at the end of this notice to say so, and the "
+                     "Department confirms it; if it is a mistake, send the corrected file under the same name.")
+    if not parts:
+        parts.append("roster.csv has no line for this application that could be read: send a roster.csv with a line "
+                     "for each employee you claim (application id, employee id, wage category).")
+    return " ".join([*parts, "The next run decides the application like a new one, with no need to ask for anything."])
+
+
+def agency_sentence(fein: str, period_word: str, period: str) -> str:
+    """The agency's own gap as the employer reads it (no file name, no code, the tax period in words)."""
+    return (f"The Department's records have no New Jersey unemployment and disability insurance rates of your company "
+            f"(FEIN {fein}), or of a member of its group, for a rate year your {period_word} ({period}) needs")
+
+
+@lru_cache(maxsize=4096)
+def _reasons_cached(reasons: str | None) -> str:
+    return reasons_labelled(reasons)
+
+
+def employee_line(e: dict) -> dict:
+    """An employee line with its codes in words (category, status, reasons), the codes beside them."""
+    return {**e, "category_label": labelled(e["wage_category"], CATEGORY_LABELS),
+            "status_label": labelled(e["status"], STATUS_LABELS), "reasons_label": _reasons_cached(e["reasons"])}
+
+
+def reject_line(r: dict) -> dict:
+    """A rejected line as a notice shows it: the value quoted as written, one message."""
+    value = r.get("value")
+    shown = value if value == "(withheld)" else quoted(value)
+    return {**r, "shown_value": shown, "fix": what_to_fix(r.get("column"), r.get("message"), value)}
+
+
+def other_rejects(rejects: list[dict], held_rows: list[dict]) -> list[dict]:
+    """The employer's rejected lines a notice lists under its own heading: for a held application,
+    those not already among the lines that hold it."""
+    holding = {(r["file"], r["line"]) for r in held_rows}
+    return [reject_line(r) for r in rejects if (r["file"], r["line"]) not in holding]
+
+
+def rejects_text(held: bool, rejects: list[dict], known: bool) -> str:
+    """What a notice says of the employer's other rejected lines. A held notice never says nothing
+    was rejected (the lines that hold it are listed above); a decided one says the decision does
+    not rest on the lines and that a corrected file does not change it by itself."""
+    if held:
+        return ("These other lines of your submission could not be read either. This application does not depend on "
+                "them (they are not among the lines above); correct them if they matter to another application."
+                if rejects else "")
+    if rejects:
+        return ("These lines of your submission could not be read and were left out: the decision does not rest on "
+                "them. A corrected file does not change this decision by itself: if a line concerns an employee this "
+                "application claims, write to the Department at the address at the end of this notice, naming this "
+                "application.")
+    return ("None of your submitted rows were rejected." if known
+            else "Rejected rows are not attributed to employers in this run; see the run's rejects.csv.")
+
+
+def pdf_record(n: dict) -> dict:
+    """A notice's fields as the PDF template takes them (every value text)."""
+    reasons = lambda rs: [[r["label"], r["words"], r["citation"], r["action"]] for r in rs]  # noqa: E731
+    keep = ("agency_name", "agency_program", "agency_address", "agency_contact", "appeal_text", "appeal_citation",
+            "application_id", "employer_name", "fein", "employer_address", "tax_type", "tax_type_title", "tax_year",
+            "period_label", "period", "approval_year", "status", "status_label", "opening", "requested", "awarded",
+            "certificate_no", "amended", "amends_no", "before", "after", "members", "decided_on", "received",
+            "findings", "finding_notice", "named_by", "agency", "rejects_text")
+    return {
+        **{k: n[k] for k in keep},
+        "reasons": reasons(n["reason_list"]), "employee_reasons": reasons(n["employee_reason_list"]),
+        "lines": [[e["employee_id"], e["category_label"], num2(e["hours_prior"]), num2(e["hours_current"]),
+                   money(e["part1_cents"]), money(e["part2_cents"]), money(e["credit_cents"]), e["status_label"],
+                   e["reasons_label"]] for e in n["lines"]],
+        "netted": [[e["employee_id"], e["netted_lines"]] for e in n["netted"]],
+        "rejects": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["shown_value"]), text(r["fix"])]
+                    for r in n["rejects"]],
+        "held_lines": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["fix"])] for r in n["held_lines"]],
+        "doubtful_lines": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["fix"])]
+                           for r in n["doubtful_lines"]],
+        "declared": [[text(r["employee_id"]), text(r["figure"]), text(r["declared"]), text(r["read"]), text(r["difference"]),
+                      f"{text(r['file'])} line {text(r['line'])}"] for r in n["declared"]],
+    }
