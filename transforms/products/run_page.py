@@ -173,4 +173,4 @@ def write_run_page(staging_dir: Path, summary, *, decided_at: str, awards: pl.Da
                   cap_used=used, cap_share=min(1.0, used / summary.cap) if summary.cap else 0.0,
                   held_agency=held_agency, held_employer=held_employer, rejects_by_employer=by_employer, apps_json=Markup(_script_json(rows)), n_apps=len(rows), freed=freed,
                   explain=f"impcredit explain --tax-year {summary.tax_year} --employer EMPLOYER --employee EMPLOYEE "
-                          f"--out {summary.out_dir or '.'}")
+                          "--out .")
