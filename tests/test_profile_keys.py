@@ -298,9 +298,23 @@ def test_a_sheet_pattern_that_names_no_sheet_is_said_with_the_profiles_file_and_
 
 
 def test_the_canonical_workbook_still_reads_every_sheet(tmp_path):
-    wb = openpyxl.Workbook()
-    assert wb is not None  # the shipped profiles have no sheets key: every sheet is tried
-    assert all(p.sheets is None and p.transposed is None for p in load_profiles())
+    """One shipped profile names sheets, only to skip one (QuickBooks Desktop's Summary tab), and
+    it is the one transposed profile: every other shipped profile tries every sheet; its skip counts
+    only where it reads a sheet of the file, so a Summary sheet of figures beside a canonical
+    sheet is still an unread table."""
+    shipped = load_profiles()
+    assert [p.name for p in shipped if p.sheets is not None] == ["quickbooks_desktop_payroll_summary"]
+    assert [p.name for p in shipped if p.transposed is not None] == ["quickbooks_desktop_payroll_summary"]
+    (qbd,) = [p for p in shipped if p.sheets is not None]
+    assert qbd.sheets.read == [] and qbd.sheets.skip == ["Summary"]
+    sub = submission(tmp_path / "sub")
+    head = ["employer_id", "employee_id", "period_start", "period_end", "hours", "gross_wages", "employer_taxes"]
+    workbook(sub / "payroll" / EMPLOYER / "payroll.xlsx", {
+        "Payroll": [head, [EMPLOYER, "E1", "2023-01-01", "2023-01-31", 86.67, 1224.65, 134.10]],
+        "Summary": SUMMARY})
+    (rec,) = [f for f in ingest_folder(sub, tmp_path / "w", KEY).files if f.dataset == "payroll"]
+    assert (rec.profile, rec.status, rec.rows_accepted) == ("canonical", "partial", 1), rec.message
+    assert "sheet 'Summary' lines 1-5 hold a table of figures that no layout reads" in rec.message
 
 
 def test_a_transposed_table_saved_as_csv_is_read_alike(tmp_path, monkeypatch):

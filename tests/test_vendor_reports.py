@@ -256,5 +256,9 @@ def test_impcredit_layouts_lists_the_profiles_and_their_products():
     assert r.exit_code == 0, r.output
     flat = " ".join(r.output.split())
     for name, product in (("adp_wfn_payroll_history", "ADP Workforce Now"), ("paycom_prior_payroll", "Paycom"),
-                          ("gusto_payroll_journal", "Gusto"), ("canonical", "")):
+                          ("gusto_payroll_journal", "Gusto"), ("canonical", ""),
+                          ("patriot_payroll_details", "Patriot Software Payroll (Payroll Details report of a payroll)"),
+                          ("quickbooks_desktop_payroll_summary", "QuickBooks Desktop Payroll (Payroll Summary per check date"),
+                          ("gusto_custom_report", "Gusto (Custom report by payroll and employee")):
         assert name in flat and product in flat
+        assert f"{name} {product}".strip() in flat  # each profile listed with its product
