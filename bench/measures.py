@@ -43,6 +43,23 @@ def stage_seconds(log: Path) -> dict[str, float]:
     return out
 
 
+STAGE_AT = re.compile(r"^(?P<at>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d) impcredit (?P<name>[a-z][a-z -]*): .*\((?P<s>\d+(?:\.\d+)?) s\)\s*$")
+
+
+def stage_gaps(log: Path) -> dict[str, float]:
+    """The time between one stage line's end and the next one's start (``"validate -> credits"``:
+    what no stage line covers in between, e.g. the identities resolved after the ingest). The
+    lines' times are whole seconds: each gap is good to about 1 s. ``reconcile`` is left out
+    (inside ``credits``)."""
+    ends: list[tuple[str, float, float]] = []
+    for line in log.read_text(errors="replace").splitlines():
+        m = STAGE_AT.match(line)
+        if m and m["name"] != "reconcile":
+            end = dt.datetime.fromisoformat(m["at"]).timestamp()
+            ends.append((m["name"], end - float(m["s"]), end))
+    return {f"{a[0]} -> {b[0]}": round(max(b[1] - a[2], 0.0), 1) for a, b in zip(ends, ends[1:], strict=False)}
+
+
 def products_files(log: Path) -> int | None:
     """The files the ``products`` stage line says it wrote (``N files (award file, ...)``)."""
     n = None
@@ -62,6 +79,7 @@ def end_to_end(input_dir: Path, runs_dir: Path, name: str, *, extra: list[str] |
     m["work"] = str(work)
     m["stages"] = stage_seconds(REPO / m["log"])
     m["products_files"] = products_files(REPO / m["log"])
+    m["stage_gaps"] = stage_gaps(REPO / m["log"])
     if m["returncode"] != 0:
         m["error"] = tail(REPO / m["log"])
     return m

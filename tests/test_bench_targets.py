@@ -79,3 +79,21 @@ def test_evaluate_missed_targets_and_the_sets_that_are_not_the_targets():
     # the annual run failed: not met, not "not measured"
     failed = evaluate(_result(**{"1m": _size(1_000_000, 3_100, 8.0, 1.0, {}, rc=1)}))
     assert failed["marginal_over_floor"]["verdict"] == NOT_MET and "failed" in failed["marginal_over_floor"]["why"]
+
+
+def test_the_stage_lines_of_a_made_up_log(tmp_path):
+    """What the bench reads from a run's log: each stage's seconds, the products line's files and
+    the gaps between lines (whole-second times)."""
+    from bench.measures import products_files, stage_gaps, stage_seconds
+
+    log = tmp_path / "run.log"
+    log.write_text(
+        "2026-12-05T11:10:53 impcredit ingest: 66 files, 71.4 MB read and hashed (0.2 s)\n"
+        "2026-12-05T11:11:00 impcredit validate: 66 new files: 1,068,143 rows read (7.0 s)\n"
+        "2026-12-05T11:11:05 impcredit credits: 3,577 employee-years (1,245 eligible), 3,036 applications (2.0 s)\n"
+        "2026-12-05T11:11:05 impcredit reconcile: 17,034 declared figures of 2,839 persons compared (1.2 s)\n"
+        "2026-12-05T11:11:12 impcredit products: 4,043 files (award file, certificates, notices, reports) (6.0 s)\n"
+        "│ Total time   25.3 s │\n")
+    assert stage_seconds(log) == {"ingest": 0.2, "validate": 7.0, "credits": 2.0, "reconcile": 1.2, "products": 6.0}
+    assert products_files(log) == 4_043
+    assert stage_gaps(log) == {"ingest -> validate": 0.0, "validate -> credits": 3.0, "credits -> products": 1.0}
