@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import harness as h  # noqa: E402
 from bench import measures, report, scale_runs, targets  # noqa: E402
+from bench.startup import EMPLOYERS as STARTUP_EMPLOYERS  # noqa: E402
 from bench.startup import startup  # noqa: E402
 
 
@@ -153,13 +154,18 @@ def phase_size(con, a: argparse.Namespace, runs_dir: Path, label: str, employers
                   f"({dec['employers_declaring_share']:.0%}), {dec['lines_declaring']:,} of {dec['roster_lines']:,} roster lines")
     info = {**info, **payroll_size(d)}
     r: dict = {"employers": employers, "data": info, "data_dir": str(d)}
-    floors, e2es = [], []
+    floors, e2es, smalls = [], [], []
+    tiny, _ = h.dataset(STARTUP_EMPLOYERS, a.seed)
     for i in range(repeat):  # pairs, so that both sides of each ratio see the same moment
         floors.append(measures.floor(d, runs_dir, label))
         e2es.append(measures.end_to_end(d, runs_dir, label if i == 0 else f"{label}-{i + 1}"))  # fresh folders
-    r["floor"], r["e2e"] = h.median_run(floors), h.median_run(e2es)
+        # and the warm 5-employer run, at the same moment: what the marginal target subtracts
+        smalls.append(measures.end_to_end(tiny, runs_dir, f"{label}-small-{i + 1}"))
+    r["floor"], r["e2e"], r["small_e2e"] = h.median_run(floors), h.median_run(e2es), h.median_run(smalls)
     e = r["e2e"]
     print_pair(con, "", floors, e2es, r)
+    con.print(f"  warm 5-employer run beside them: rc {r['small_e2e']['returncode']}, {r['small_e2e']['wall_s']:.2f} s"
+              f"{h.runs_note(smalls)}")
     if not a.no_shaped:
         r["shaped"] = phase_shaped(con, runs_dir, label, d, repeat, e)
     if e["returncode"] != 0:

@@ -97,3 +97,13 @@ def test_the_stage_lines_of_a_made_up_log(tmp_path):
     assert stage_seconds(log) == {"ingest": 0.2, "validate": 7.0, "credits": 2.0, "reconcile": 1.2, "products": 6.0}
     assert products_files(log) == 4_043
     assert stage_gaps(log) == {"ingest -> validate": 0.0, "validate -> credits": 3.0, "credits -> products": 1.0}
+
+
+def test_the_marginal_subtracts_the_small_run_beside_the_pair():
+    """The warm 5-employer run measured beside the 1M pair (the same moment) is what the marginal
+    target subtracts; the start-up phase's median only when there is none."""
+    size = _size(1_000_000, 3_100, 6.0, 1.0, STAGES_1M, files=10_000)
+    assert evaluate(_result(**{"1m": size}))["marginal_over_floor"]["value"] == 3.3  # (6.0 - 2.7) / 1.0
+    size["small_e2e"] = {"returncode": 0, "wall_s": 3.0}
+    got = evaluate(_result(**{"1m": size}))["marginal_over_floor"]
+    assert got["value"] == 3.0 and "beside" in got["detail"]
