@@ -29,7 +29,11 @@ PREFECT_HOME = DATA / ".prefect"
 
 TAX_YEAR = 2023
 AS_OF = "2024-07-01"
-ROWS_PER_EMPLOYER = 500  # about 464 payroll rows per employer in the generator (3 years)
+# Held-out-like sets (issue 37 part 5): 3,000+ employers at about 1M payroll rows (the generator's
+# default of 6 employees per employer gives about 2,000): 4.2 employees per employer on average,
+# about 336 payroll rows each over the 3 years; 1m -> 3,030 employers, 10m -> 30,303 (in proportion)
+MEAN_EMPLOYEES = 4.2
+ROWS_PER_EMPLOYER = 330
 GB = 1024**3
 FILE_COUNTS = (1, 10, 100)  # the files check: the smallest size's payroll in this many files
 
@@ -203,24 +207,27 @@ def remove_run_folders(runs_dir: Path) -> None:
 
 
 def generator_fingerprint() -> str:
-    """sha256 of the generator's source: cached data made by another version is made again."""
+    """sha256 of the generator's source (every module of ``transforms/synthetic/``, the declared
+    totals' ``declared.py`` included): cached data made by another version is made again."""
     import hashlib
 
     h = hashlib.sha256()
-    for name in ("generate", "knobs", "population", "records"):
-        h.update((REPO / "transforms" / "synthetic" / f"{name}.py").read_bytes())
+    for f in sorted((REPO / "transforms" / "synthetic").glob("*.py")):
+        h.update(f.name.encode() + b"\0" + f.read_bytes())
     return h.hexdigest()[:16]
 
 
 def dataset(employers: int, seed: int) -> tuple[Path, dict]:
-    """A generated submission folder, reused when the marker says same employers, seed, year
-    and generator source."""
-    d = DATA / f"gen-e{employers}-s{seed}-t{TAX_YEAR}"
+    """A generated submission folder (``MEAN_EMPLOYEES`` employees per employer on average),
+    reused when the marker says same employers, mean, seed, year and generator source; its
+    marker also counts the roster's declared totals (``declared_info``)."""
+    d = DATA / f"gen-e{employers}-m{MEAN_EMPLOYEES}-s{seed}-t{TAX_YEAR}"
     marker = d / ".bench.json"
     gen = generator_fingerprint()
     if marker.exists():
         info = json.loads(marker.read_text())
-        if info.get("employers") == employers and info.get("seed") == seed and info.get("generator") == gen:
+        if (info.get("employers") == employers and info.get("seed") == seed and info.get("generator") == gen
+                and info.get("mean_employees") == MEAN_EMPLOYEES):
             return d, info
     if d.exists():
         shutil.rmtree(d)
@@ -230,7 +237,7 @@ def dataset(employers: int, seed: int) -> tuple[Path, dict]:
         from transforms.synthetic.generate import generate_submission
         t0 = time.perf_counter()
         s = generate_submission(Path({str(d)!r}), employers={employers}, seed={seed}, tax_year={TAX_YEAR},
-                                groups_and_fiscal=False)
+                                groups_and_fiscal=False, mean_employees={MEAN_EMPLOYEES})
         print(json.dumps({{"employers": s.employers, "payroll_rows": s.payroll_rows, "files": s.files,
                           "employees": s.employees, "applications": s.applications, "rostered": s.rostered,
                           "generate_s": round(time.perf_counter() - t0, 2)}}))
@@ -241,9 +248,28 @@ def dataset(employers: int, seed: int) -> tuple[Path, dict]:
     if out.returncode != 0:
         raise SystemExit(f"generating {d} failed:\n{out.stderr[-3000:]}")
     info = json.loads(out.stdout.strip().splitlines()[-1])
-    info.update(seed=seed, tax_year=TAX_YEAR, generator=gen)
+    info.update(seed=seed, tax_year=TAX_YEAR, generator=gen, mean_employees=MEAN_EMPLOYEES, declared=declared_info(d))
     marker.write_text(json.dumps(info, indent=1))
     return d, info
+
+
+def declared_info(d: Path) -> dict:
+    """The roster's declared totals (issue 35; the generator declares for about 80% of employers):
+    roster lines and applicants, and how many of them carry any of the six declared figures."""
+    import polars as pl
+
+    from transforms.schema import DECLARED
+
+    roster = pl.read_csv(d / "roster.csv", infer_schema=False)
+    apps = pl.read_csv(d / "applications.csv", infer_schema=False).select("application_id", "employer_id").unique(
+        "application_id")
+    have = [c for c in DECLARED if c in roster.columns]
+    any_declared = pl.any_horizontal(pl.col(c).fill_null("") != "" for c in have) if have else pl.lit(False)
+    lines = roster.join(apps, on="application_id", how="left").with_columns(any_declared.alias("declared"))
+    employers = lines.group_by("employer_id").agg(pl.col("declared").any())
+    n, k = employers.height, int(employers.get_column("declared").sum())
+    return {"roster_lines": lines.height, "lines_declaring": int(lines.get_column("declared").sum()),
+            "employers": n, "employers_declaring": k, "employers_declaring_share": round(k / n, 3) if n else None}
 
 
 def resplit(src: Path, n_files: int) -> Path:

@@ -28,14 +28,46 @@ def annual_argv(input_dir: Path, runs_dir: Path, name: str) -> tuple[Path, Path,
 STAGE_LINE = re.compile(r" impcredit (?P<name>[a-z][a-z -]*): .*\((?P<s>\d+(?:\.\d+)?) s\)\s*$")
 
 
+STAGE_TEXT = re.compile(r" impcredit (?P<name>[a-z][a-z -]*): (?P<text>.*) \(\d+(?:\.\d+)? s\)\s*$")
+PRODUCTS_FILES = re.compile(r"^(?P<n>[\d,]+) files\b")
+
+
 def stage_seconds(log: Path) -> dict[str, float]:
-    """The seconds of each stage line a run printed (``transforms.stages``; 0.1 s resolution)."""
+    """The seconds of each stage line a run printed (``transforms.stages``; 0.1 s resolution).
+    The ``reconcile`` line's seconds are inside ``credits``' (the comparison runs in the engine)."""
     out: dict[str, float] = {}
     for line in log.read_text(errors="replace").splitlines():
         m = STAGE_LINE.search(line)
         if m:
             out[m["name"]] = round(out.get(m["name"], 0.0) + float(m["s"]), 1)
     return out
+
+
+STAGE_AT = re.compile(r"^(?P<at>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d) impcredit (?P<name>[a-z][a-z -]*): .*\((?P<s>\d+(?:\.\d+)?) s\)\s*$")
+
+
+def stage_gaps(log: Path) -> dict[str, float]:
+    """The time between one stage line's end and the next one's start (``"validate -> credits"``:
+    what no stage line covers in between, e.g. the identities resolved after the ingest). The
+    lines' times are whole seconds: each gap is good to about 1 s. ``reconcile`` is left out
+    (inside ``credits``)."""
+    ends: list[tuple[str, float, float]] = []
+    for line in log.read_text(errors="replace").splitlines():
+        m = STAGE_AT.match(line)
+        if m and m["name"] != "reconcile":
+            end = dt.datetime.fromisoformat(m["at"]).timestamp()
+            ends.append((m["name"], end - float(m["s"]), end))
+    return {f"{a[0]} -> {b[0]}": round(max(b[1] - a[2], 0.0), 1) for a, b in zip(ends, ends[1:], strict=False)}
+
+
+def products_files(log: Path) -> int | None:
+    """The files the ``products`` stage line says it wrote (``N files (award file, ...)``)."""
+    n = None
+    for line in log.read_text(errors="replace").splitlines():
+        m = STAGE_TEXT.search(line)
+        if m and m["name"] == "products" and (f := PRODUCTS_FILES.match(m["text"])):
+            n = (n or 0) + int(f["n"].replace(",", ""))
+    return n
 
 
 def end_to_end(input_dir: Path, runs_dir: Path, name: str, *, extra: list[str] | None = None,
@@ -46,6 +78,8 @@ def end_to_end(input_dir: Path, runs_dir: Path, name: str, *, extra: list[str] |
     m["out"] = str(out)
     m["work"] = str(work)
     m["stages"] = stage_seconds(REPO / m["log"])
+    m["products_files"] = products_files(REPO / m["log"])
+    m["stage_gaps"] = stage_gaps(REPO / m["log"])
     if m["returncode"] != 0:
         m["error"] = tail(REPO / m["log"])
     return m

@@ -3,14 +3,15 @@
 Every number is a ratio against a floor measured in the same run on the same machine, because
 timings on a shared 2-core machine are noisy. See bench/README.md for what each number means.
 
-    python bench/run.py                    # 1M and 10M payroll rows (about 2,000 / 20,000 employers)
+    python bench/run.py                    # 1M and 10M payroll rows (about 3,000 / 30,000 employers)
     python bench/run.py --sizes 1m         # one size only
     python bench/run.py --quick            # 20k and 200k rows: a smoke run of the harness (~2 min)
     python bench/run.py --keep             # keep the run outputs and workdirs under bench/data/runs
     python bench/run.py --profile          # also profile the end-to-end run at the smallest size
     python bench/run.py --repeat 5         # floor/end-to-end pairs per size (default 3; medians)
 
-Results: a rich table on stdout and bench/results/latest.json (quick runs: bench/data/quick.json).
+Results: rich tables on stdout and bench/results/latest.json (quick runs: bench/data/quick.json); the
+targets (bench/targets.py) with their values and verdicts under ``targets``.
 Generated submissions are cached in bench/data/ (gitignored) and reused for the same seed and
 generator source.
 """
@@ -27,7 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import harness as h  # noqa: E402
-from bench import measures, report, scale_runs  # noqa: E402
+from bench import measures, report, scale_runs, targets  # noqa: E402
+from bench.startup import EMPLOYERS as STARTUP_EMPLOYERS  # noqa: E402
 from bench.startup import startup  # noqa: E402
 
 
@@ -86,7 +88,8 @@ def run(a: argparse.Namespace, api: dict) -> int:
     result: dict = {
         "machine": report.machine(),
         "settings": {"sizes": [s for s, _ in sizes], "seed": a.seed, "tax_year": h.TAX_YEAR, "as_of": h.AS_OF,
-                     "quick": a.quick, "repeat": repeat, "prefect_api": api},
+                     "quick": a.quick, "repeat": repeat, "prefect_api": api, "scale_runs": not a.no_scale_runs,
+                     "mean_employees": h.MEAN_EMPLOYEES, "rows_per_employer": h.ROWS_PER_EMPLOYER},
         "load_avg_start": os.getloadavg(),
         "code_fingerprint_start": report.code_fingerprint(),
     }
@@ -107,6 +110,7 @@ def run(a: argparse.Namespace, api: dict) -> int:
         result["formats"] = phase_formats(runs_dir, rows=200_000 if a.quick else 1_000_000, repeat=1 if a.quick else 3)
     if a.profile:
         result["profile"] = phase_profile(con, runs_dir, sizes[0], a.seed)
+    result["targets"] = targets.evaluate(result)
     result["ratios"] = report.ratios(result, sizes)
     result["context"] = report.context(result, sizes)
     result["load_avg_end"] = os.getloadavg()
@@ -142,16 +146,26 @@ def phase_startup(con, runs_dir: Path, seed: int, repeat: int) -> dict:
 def phase_size(con, a: argparse.Namespace, runs_dir: Path, label: str, employers: int, repeat: int) -> dict:
     con.rule(f"size {label}: {employers:,} employers")
     d, info = h.dataset(employers, a.seed)
-    con.print(f"  data {d.relative_to(h.REPO)}: {info['payroll_rows']:,} rows in {info['files']} files")
+    con.print(f"  data {d.relative_to(h.REPO)}: {info['payroll_rows']:,} rows of {info['employers']:,} employers "
+              f"in {info['files']} files")
+    dec = info.get("declared") or {}
+    if dec:
+        con.print(f"  declared totals: {dec['employers_declaring']:,} of {dec['employers']:,} employers "
+                  f"({dec['employers_declaring_share']:.0%}), {dec['lines_declaring']:,} of {dec['roster_lines']:,} roster lines")
     info = {**info, **payroll_size(d)}
     r: dict = {"employers": employers, "data": info, "data_dir": str(d)}
-    floors, e2es = [], []
+    floors, e2es, smalls = [], [], []
+    tiny, _ = h.dataset(STARTUP_EMPLOYERS, a.seed)
     for i in range(repeat):  # pairs, so that both sides of each ratio see the same moment
         floors.append(measures.floor(d, runs_dir, label))
         e2es.append(measures.end_to_end(d, runs_dir, label if i == 0 else f"{label}-{i + 1}"))  # fresh folders
-    r["floor"], r["e2e"] = h.median_run(floors), h.median_run(e2es)
+        # and the warm 5-employer run, at the same moment: what the marginal target subtracts
+        smalls.append(measures.end_to_end(tiny, runs_dir, f"{label}-small-{i + 1}"))
+    r["floor"], r["e2e"], r["small_e2e"] = h.median_run(floors), h.median_run(e2es), h.median_run(smalls)
     e = r["e2e"]
     print_pair(con, "", floors, e2es, r)
+    con.print(f"  warm 5-employer run beside them: rc {r['small_e2e']['returncode']}, {r['small_e2e']['wall_s']:.2f} s"
+              f"{h.runs_note(smalls)}")
     if not a.no_shaped:
         r["shaped"] = phase_shaped(con, runs_dir, label, d, repeat, e)
     if e["returncode"] != 0:
@@ -190,7 +204,8 @@ def phase_shaped(con, runs_dir: Path, label: str, clean: Path, repeat: int, clea
     info = shaped_info(d)
     r: dict = {"data": info, "data_dir": str(d), "ready_s": build_s}
     con.print(f"  shaped data {d.relative_to(h.REPO)} (ready in {build_s:.1f} s): {info['payroll_rows']:,} rows as "
-              f"{info['lines']:,} lines, {info['bytes'] / 1e6:,.0f} MB in {info['files']} files")
+              f"{info['lines']:,} lines, {info['bytes'] / 1e6:,.0f} MB in {info['files']} files; declared totals: "
+              f"{info['declared']['employers_declaring_share']:.0%} of employers")
     floors, e2es = [], []
     for i in range(repeat):
         floors.append(measures.shaped_floor(d, runs_dir, f"{label}-shaped"))
@@ -225,7 +240,7 @@ def shaped_info(d: Path) -> dict:
         name = next((x for x in info.get("shaped", [])[1:] if f.stem.endswith(x)), "canonical")
         layouts[name] = layouts.get(name, 0) + 1
     return {"payroll_rows": info["payroll_rows"], "employers": info["employers"], **payroll_size(d),
-            "files_per_layout": layouts}
+            "files_per_layout": layouts, "declared": h.declared_info(d)}  # its roster is the clean set's
 
 
 def payroll_size(d: Path) -> dict:

@@ -534,3 +534,16 @@ def test_received_times_are_real_new_jersey_office_hours(tmp_path, params):
     local = at.dt.replace_time_zone("America/New_York", non_existent="null", ambiguous="earliest")
     assert local.null_count() == 0
     assert at.dt.hour().min() >= 8 and at.dt.hour().max() < 18
+
+
+def test_mean_employees_gives_smaller_employers(tmp_path, params, generated):
+    """``mean_employees`` (the bench's held-out-like sets: 4.2) draws fewer employees per employer
+    from the same stream; the default is the generator's as before; 1 or less is refused."""
+    default, _ = generated
+    small = generate_submission(tmp_path / "small", employers=EMPLOYERS, seed=20240201, tax_year=TAX_YEAR,
+                                params=params, groups_and_fiscal=False, mean_employees=3.0)
+    assert small.employers == default.employers
+    assert small.employees < default.employees and small.payroll_rows < default.payroll_rows
+    assert 2.0 < small.employees / small.employers < 4.0
+    with pytest.raises(ValueError, match="mean_employees"):
+        generate_submission(tmp_path / "bad", employers=5, seed=1, mean_employees=1.0)

@@ -33,7 +33,7 @@ import polars as pl
 from transforms.schema import SUBMITTED_COLUMNS
 from transforms.synthetic.declared import declare
 from transforms.synthetic.groups import Layered, layer
-from transforms.synthetic.knobs import EMPLOYERS_PER_FILE, write_csv
+from transforms.synthetic.knobs import EMPLOYERS_PER_FILE, MEAN_EMPLOYEES, write_csv
 from transforms.synthetic.population import (
     Calendar,
     MinimumWage,
@@ -90,6 +90,7 @@ def generate_submission(
     params: Parameters | None = None,
     impaired_share: float = 0.15,
     groups_and_fiscal: bool = True,
+    mean_employees: float = MEAN_EMPLOYEES,
 ) -> GenerateSummary:
     """Write a synthetic canonical submission folder for ``tax_year`` into ``out_dir``.
 
@@ -98,16 +99,20 @@ def generate_submission(
     that the folder always reflects exactly one generation. The realism features listed in the
     module docstring are guaranteed from about 20 employers on. ``groups_and_fiscal``: lay
     groups of employers and fiscal-year filers over it (``transforms.synthetic.groups``).
+    ``mean_employees``: employees per employer on average (1 + a geometric draw; the default
+    ``knobs.MEAN_EMPLOYEES``); the bench's sets use fewer, for more employers per payroll row.
     """
     if employers < 1:
         raise ValueError("employers must be at least 1")
+    if mean_employees <= 1.0:
+        raise ValueError("mean_employees must be more than 1")
     if not 0.0 <= impaired_share <= 1.0:
         raise ValueError("impaired_share must be between 0 and 1")
     p = _load_params(params)
     cal = Calendar.of(int(tax_year))
     picks = Picks()
     er = build_employers(seed, int(employers))
-    emp = build_employees(seed, er, cal, impaired_share, picks)
+    emp = build_employees(seed, er, cal, impaired_share, picks, mean_employees)
     mw = MinimumWage.of(p, cal)
     wages = build_wages(seed, emp, mw, picks)
     periods = build_pay_periods(er, cal, mw)

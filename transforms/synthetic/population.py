@@ -130,14 +130,15 @@ class Employees:
     ros_pay: np.ndarray  # rostered with payroll
 
 
-def build_employees(seed: int, er: Employers, cal: Calendar, impaired_share: float, picks: Picks) -> Employees:
-    """Long-tailed employer sizes; unique ssns; a roster (``impaired_share`` of employees, at
+def build_employees(seed: int, er: Employers, cal: Calendar, impaired_share: float, picks: Picks,
+                    mean_employees: float = MEAN_EMPLOYEES) -> Employees:
+    """Long-tailed employer sizes (``mean_employees`` on average, more than 1); unique ssns; a roster (``impaired_share`` of employees, at
     least one per employer, every category on some roster); hires and leavers; hours that stay,
     grow or shrink; and, guaranteed, a rostered employee without payroll and one whose hours
     grow and one whose hours shrink."""
     E, end_off = er.E, cal.end_off
     r = stream(seed, "employees")
-    n_emp = 1 + r.geometric(1.0 / (MEAN_EMPLOYEES - 1), size=E)
+    n_emp = 1 + r.geometric(1.0 / (mean_employees - 1), size=E)
     N = int(n_emp.sum())
     emp_of = np.repeat(np.arange(E), n_emp)
     first_of = np.concatenate([[0], np.cumsum(n_emp)[:-1]])
