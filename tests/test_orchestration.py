@@ -16,13 +16,13 @@ import polars as pl
 import pytest
 from helpers import employer_case, frames_for
 
-from transforms.pii import load_key
+from transforms.pii import demo_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
 from transforms.settings import AllocationSettings, Settings
 
 PARAMS = load_parameters()
-KEY = load_key({})
+KEY = demo_key()
 CASES: dict[str, list[dict]] = {}
 REJECTS_SCHEMA = {c: pl.String for c in ("file", "line", "column", "value", "rule", "message")}
 

@@ -28,10 +28,10 @@ from transforms.ingest import ingest_folder
 from transforms.ingest.read import header as hd
 from transforms.ingest.read.profile_files import ProfileError, load_profiles, origin
 from transforms.ingest.read.vocabulary import load_vocabulary
-from transforms.pii import load_key
+from transforms.pii import demo_key
 
 ROOT = Path(__file__).resolve().parents[1]
-KEY = load_key({})
+KEY = demo_key()
 
 PROFILE = """name: acme_register
 product: Acme Payroll (register)
