@@ -79,15 +79,27 @@ def executor(dask_address: str | None, cfg=None):
     return Executor(dask_address, worker_wait_s=(cfg or run_settings()).worker_wait_s)
 
 
-def stage(input_dir: Path, workdir: Path, cfg, *, data_docs: bool = False, dask_address: str | None = None):
+def stage(input_dir: Path, workdir: Path, cfg, *, data_docs: bool = False, dask_address: str | None = None,
+          out_dir=None):
     """The run's inputs staged through the ingest (``runs.inputs.stage_inputs``) with the settings
     ``cfg`` (``flows.settings.RunSettings``): its profiles, its ingest options; on a Dask cluster each
-    worker reads the ssn hash key itself (``hash_key``). The key is read here, where it is used."""
+    worker reads the ssn hash key itself (``hash_key``). The key is read here, where it is used.
+    What killed runs left (temporary folders, unfinished uploads under the lake and ``out_dir``) is
+    removed first."""
+    import datetime as dt
+
+    from transforms import leftovers, storage
     from transforms.ingest.read.profile_files import load_profiles
-    from transforms.runs import inputs
+    from transforms.ingest.store.location import lake_dir
+    from transforms.runs import annual as steps
+
+    said = leftovers.clean([lake_dir(workdir), *([storage.location(out_dir)] if out_dir is not None else [])],
+                           dt.datetime.now(dt.UTC))
+    if said:
+        logging.getLogger("impcredit.stages").info("cleanup: %s", said)
 
     on_cluster = {"cluster": executor(dask_address, cfg), "key_loader": hash_key} if dask_address else {}
-    return inputs.stage_inputs(input_dir, workdir, hash_key(), data_docs=data_docs, layouts=load_profiles(cfg.profiles),
+    return steps.stage_inputs(input_dir, workdir, hash_key(), data_docs=data_docs, layouts=load_profiles(cfg.profiles),
                                options=cfg.ingest(), **on_cluster)
 
 

@@ -7,6 +7,7 @@ runner; with ``dask_address`` the flow runs on ``prefect_dask.DaskTaskRunner(add
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -30,7 +31,7 @@ def stage_submission(input_dir: Path, cfg: RunSettings, dask_address: str | None
     """Stage into a temporary lake: estimates and what-ifs never touch the workdir's lake. The
     key is read here, where it is used (never a flow or task parameter). ``dask_address``: a
     cluster of workers on this machine (the temporary lake is a local folder) ingests."""
-    tmp = Path(tempfile.mkdtemp(prefix="impcredit-stage-"))
+    tmp = Path(tempfile.mkdtemp(prefix=f"impcredit-stage-{os.getpid()}-"))
     try:
         staged = _env.stage(input_dir, tmp, cfg, dask_address=dask_address)
         staged.frames = {k: v.lazy().collect() for k, v in staged.frames.items()}  # before the lake goes

@@ -100,6 +100,9 @@ def run_settings(**given) -> RunSettings:
     except ValidationError as exc:
         err = exc.errors()[0]
         name = ".".join(str(x) for x in err["loc"])
+        if err["type"] == "extra_forbidden":
+            raise ValueError(f"{config_file()}: {name}: not a setting; the settings are "
+                             f"{', '.join(RunSettings.model_fields)}") from None
         raise ValueError(f"setting {name} ({where(name)}): {err['msg']}") from None
 
 

@@ -27,7 +27,7 @@ CASES: dict[str, list[dict]] = {}
 REJECTS_SCHEMA = {c: pl.String for c in ("file", "line", "column", "value", "rule", "message")}
 
 
-def fake_stage(input_dir: Path, workdir: Path, key, *, data_docs: bool = False) -> steps.StagedInputs:
+def fake_stage(input_dir: Path, workdir: Path, key, *, data_docs: bool = False, **_) -> steps.StagedInputs:
     frames = frames_for(CASES[str(Path(input_dir).resolve())])
     sha = hashlib.sha256(str(input_dir).encode()).hexdigest()
     return steps.StagedInputs(frames, pl.DataFrame(schema=REJECTS_SCHEMA), [{"path": "x.csv", "sha256": sha, "bytes": 1}],
@@ -274,11 +274,11 @@ def test_backfill_reads_each_years_folder_and_never_falls_back(tmp_path):
 
 
 def test_employer_units_keep_groups_whole_and_only_the_employers_asked():
-    """``quarterly._units``: employers joined through control groups are one unit (a member the
+    """``batches._units``: employers joined through control groups are one unit (a member the
     run does not ask for rides with its group); a group none of whose members is asked is left out."""
     import polars as pl
 
-    from transforms.runs.quarterly import _units
+    from transforms.runs.batches import _units
 
     groups = pl.DataFrame({"group_id": ["g1", "g1", "g2", "g2", "g3", "g3"],
                            "employer_id": ["E1", "E5", "E7", "E9", "X1", "X2"]})

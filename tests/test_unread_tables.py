@@ -141,7 +141,7 @@ def test_every_route_of_the_ingest_rejects_an_unread_table_alike(tmp_path, route
         monkeypatch.delenv("IMPCREDIT_HMAC_KEY", raising=False)
         monkeypatch.delenv("IMPCREDIT_HMAC_KEY_FILE", raising=False)
         with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as c:
-            other = ingest_folder(sub, tmp_path / "other", KEY, now=now, cluster=c.scheduler_address, key_loader=lambda: KEY)
+            other = ingest_folder(sub, tmp_path / "other", KEY, now=now, cluster=c.scheduler_address, key_loader=demo_key)
     else:
         other = ingest_folder(sub, tmp_path / "other", KEY, now=now, cluster=route)
     assert other.files == plain.files

@@ -272,6 +272,16 @@ def _env_key() -> tuple:
     return tuple(os.environ.get(n) for n in AWS_CHAIN)  # the key id is no secret; it keys a new login
 
 
+def s3_client():
+    """botocore's S3 client for the AWS chain's endpoint and region (credentials: the chain's own)."""
+    import botocore.session
+    from botocore.config import Config
+
+    endpoint, region = _s3_config()
+    return botocore.session.get_session().create_client("s3", endpoint_url=endpoint, region_name=region, config=Config(
+        connect_timeout=5, read_timeout=30, retries={"max_attempts": 2, "mode": "standard"}))
+
+
 def filesystem(loc: ObjectPath):
     """pyarrow's filesystem for ``loc``'s store (credentials: its own AWS chain)."""
     import pyarrow.fs as pafs

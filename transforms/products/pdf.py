@@ -24,9 +24,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
 
+from transforms import leftovers
 from transforms.options import DocumentOptions
 
 TEMPLATES = Path(__file__).resolve().parent / "typst"
@@ -125,7 +125,7 @@ def render(kind: str, records: list[dict], path: Path, *, footer: str) -> Path:
     import typst
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="impcredit-pdf-") as tmp:
+    with leftovers.temp_dir("pdf") as tmp:
         root = Path(tmp)
         shutil.copy(TEMPLATES / f"{kind}.typ", root / "main.typ")
         (root / "data.json").write_text(json.dumps({kind: records, "footer": footer}, ensure_ascii=False), encoding="utf-8")

@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import polars as pl
 
-from transforms import schema
+from transforms import leftovers, schema
 from transforms.runs.inputs import (
     RunError,
     StagedInputs,
@@ -208,7 +207,7 @@ def check_submission(input_dir: Path, *, now: dt.datetime | None = None, layouts
     check_complete(input_dir)  # SubmissionIncomplete: the annual run's one line
     checked_at = _aware(now)
     key = _ephemeral_key()
-    with tempfile.TemporaryDirectory(prefix=TEMP_PREFIX) as tmp:
+    with leftovers.temp_dir("check") as tmp:
         workdir = Path(tmp)
         # the ingest of a fresh lake, as the annual run's first step does it: what it says of each file
         report = ingest_folder(input_dir, workdir, key, now=checked_at, layouts=layouts)

@@ -208,6 +208,10 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: boo
     from transforms.ingest.store.lake import scan_lake
 
     check_complete(input_dir, workdir, cluster)
+    if (gone := lake_gone(workdir)) is not None:  # said, then rebuilt from the submission
+        from transforms.stages import LOG
+
+        LOG.warning("ingest: %s", gone)
     docs_dir = workdir / ".data_docs" if data_docs else None
     if docs_dir is not None:
         shutil.rmtree(docs_dir, ignore_errors=True)  # a crashed run's (one run at a time per workdir)
@@ -241,6 +245,32 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: boo
     staged.unclaimed_without_ssn = ids.unclaimed_without_ssn
     staged.cluster, staged.layouts = cluster, layouts
     return staged
+
+
+def lake_gone(workdir: Path) -> str | None:
+    """One line when the lake this workdir's ledger read in its annual runs is gone (its manifest
+    no longer there: a fresh object store, a deleted folder), else None: the run says so, then
+    rebuilds the lake from the submission; the decisions in the ledger stand."""
+    from transforms.award import ledger
+    from transforms.ingest.store.lake import MANIFEST
+    from transforms.ingest.store.location import lake_dir
+
+    path = workdir / "impcredit.duckdb"
+    if not path.is_file():
+        return None
+    lake = lake_dir(workdir)
+    if (lake / MANIFEST).is_file():
+        return None
+    con = ledger.connect(path, read_only=True)
+    try:
+        runs = con.sql("SELECT count(*) FROM runs WHERE kind = 'annual'").fetchall()[0][0]
+    finally:
+        con.close()
+    if not runs:
+        return None
+    return (f"the lake this workdir's {runs} annual run(s) read ({lake}) is gone (no {MANIFEST}): it is rebuilt "
+            "from this submission; the decisions in the ledger stand (a submission without every earlier file "
+            "reads only what it holds)")
 
 
 def _collect(plan: pl.LazyFrame) -> pl.DataFrame:
