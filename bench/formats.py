@@ -20,8 +20,8 @@ INGEST = textwrap.dedent("""
     import sys
     from pathlib import Path
     from transforms.ingest import ingest_folder
-    from transforms.pii import load_key
-    report = ingest_folder(Path(sys.argv[1]), Path(sys.argv[2]), load_key({}))
+    from transforms.pii import demo_key
+    report = ingest_folder(Path(sys.argv[1]), Path(sys.argv[2]), demo_key())
     bad = [f for f in report.files if f.status != "accepted"]
     assert not bad, [(f.file, f.status, f.message) for f in bad]
     print("rows", sum(f.rows_read for f in report.files))

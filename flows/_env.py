@@ -46,34 +46,61 @@ def configure() -> None:
         os.environ["PREFECT_LOGGING_LEVEL"] = "WARNING"
         _DEFAULTED.add("PREFECT_LOGGING_LEVEL")
     os.environ.setdefault("PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW", "ignore")
+    os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")  # (before Great Expectations is imported)
     logging.getLogger("great_expectations").setLevel(logging.WARNING)
+    from transforms import failpoints
+
+    failpoints.arm(os.environ.get("IMPCREDIT_FAILPOINT"))  # crash tests only
 
 
 configure()
 
 
 KEY_BLOCK_ENV = "IMPCREDIT_HMAC_KEY_BLOCK"
-WORKER_WAIT_ENV = "IMPCREDIT_WORKER_WAIT_S"
 
 
-def worker_wait_s() -> float:
-    """How long a run on a Dask cluster waits with no task finished while the cluster loses its
-    workers (``IMPCREDIT_WORKER_WAIT_S``, seconds; default ``executors.WORKER_WAIT_S``)."""
-    from transforms.ingest.executors import WORKER_WAIT_S
-
-    value = os.environ.get(WORKER_WAIT_ENV, "").strip()
+def invoked_at() -> float | None:
+    """When the ``impcredit`` command started (epoch seconds; ``flows.cli.app.main`` sets
+    ``IMPCREDIT_INVOKED_AT`` for the command and what it starts), or None."""
     try:
-        return float(value) if value else WORKER_WAIT_S
-    except ValueError:
-        raise ValueError(f"{WORKER_WAIT_ENV}={value!r}: give a number of seconds") from None
+        return float(os.environ["IMPCREDIT_INVOKED_AT"])
+    except (KeyError, ValueError):
+        return None
 
 
-def executor(dask_address: str | None):
-    """Where a run's ingest tasks go: the Dask cluster at ``dask_address`` (watched for
-    ``worker_wait_s``), else this process."""
+def executor(dask_address: str | None, cfg=None):
+    """Where a run's ingest tasks go: the Dask cluster at ``dask_address`` (watched for the settings'
+    ``worker_wait_s``), else this process (None)."""
+    from flows.settings import run_settings
     from transforms.ingest.executors import Executor
 
-    return Executor(dask_address, worker_wait_s=worker_wait_s()) if dask_address else None
+    if not dask_address:
+        return None
+    return Executor(dask_address, worker_wait_s=(cfg or run_settings()).worker_wait_s)
+
+
+def stage(input_dir: Path, workdir: Path, cfg, *, data_docs: bool = False, dask_address: str | None = None,
+          out_dir=None):
+    """The run's inputs staged through the ingest (``runs.inputs.stage_inputs``) with the settings
+    ``cfg`` (``flows.settings.RunSettings``): its profiles, its ingest options; on a Dask cluster each
+    worker reads the ssn hash key itself (``hash_key``). The key is read here, where it is used.
+    What killed runs left (temporary folders, unfinished uploads under the lake and ``out_dir``) is
+    removed first."""
+    import datetime as dt
+
+    from transforms import leftovers, storage
+    from transforms.ingest.read.profile_files import load_profiles
+    from transforms.ingest.store.location import lake_dir
+    from transforms.runs import annual as steps
+
+    said = leftovers.clean([lake_dir(workdir), *([storage.location(out_dir)] if out_dir is not None else [])],
+                           dt.datetime.now(dt.UTC))
+    if said:
+        logging.getLogger("impcredit.stages").info("cleanup: %s", said)
+
+    on_cluster = {"cluster": executor(dask_address, cfg), "key_loader": hash_key} if dask_address else {}
+    return steps.stage_inputs(input_dir, workdir, hash_key(), data_docs=data_docs, layouts=load_profiles(cfg.profiles),
+                               options=cfg.ingest(), **on_cluster)
 
 
 def run_tags(run_id: str) -> list[str]:
@@ -111,13 +138,36 @@ def forward_stage_lines() -> None:
         log.setLevel(logging.INFO)
 
 
+def load_key(env=None):
+    """The ssn hash key of the environment ``env`` (default this process's): ``IMPCREDIT_HMAC_KEY``
+    (the key itself) or ``IMPCREDIT_HMAC_KEY_FILE`` (a file holding it), else the built-in demo key,
+    refused when ``IMPCREDIT_REQUIRE_KEY=1``."""
+    from pathlib import Path
+
+    from transforms.pii import KeyError_, demo_key, key_of
+
+    env = os.environ if env is None else env
+    if env.get("IMPCREDIT_HMAC_KEY"):
+        return key_of(env["IMPCREDIT_HMAC_KEY"].encode(), "env")
+    if env.get("IMPCREDIT_HMAC_KEY_FILE"):
+        path = Path(env["IMPCREDIT_HMAC_KEY_FILE"])
+        try:
+            return key_of(path.read_bytes().strip(), f"file:{path}")
+        except OSError as exc:
+            raise KeyError_(f"cannot read the ssn hash key file {path}: {exc.strerror}") from None
+    if env.get("IMPCREDIT_REQUIRE_KEY") == "1":
+        raise KeyError_("no ssn hash key: set IMPCREDIT_HMAC_KEY or IMPCREDIT_HMAC_KEY_FILE "
+                        "(IMPCREDIT_REQUIRE_KEY=1 forbids the built-in demo key)")
+    return demo_key()
+
+
 def hash_key():
-    """The ssn hash key, read where it is used (a task), never passed as a parameter.
+    """The ssn hash key, read where it is used (a task, a Dask worker), never passed as a parameter.
 
     ``IMPCREDIT_HMAC_KEY_BLOCK=<name>``: a Prefect Secret block of a configured server holds it;
-    otherwise ``transforms.pii.load_key`` (environment, key file, or the demo key).
+    otherwise ``load_key`` (environment, key file, or the demo key).
     """
-    from transforms.pii import HashKey, KeyError_, load_key
+    from transforms.pii import HashKey, KeyError_
 
     block = os.environ.get(KEY_BLOCK_ENV)
     if not block:

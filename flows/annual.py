@@ -10,8 +10,8 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows import _env
-from flows._env import hash_key
 from flows.fanout import credit_batch, fan_out
+from flows.settings import RunSettings, run_settings
 from transforms.award import ledger
 from transforms.reference.parameters import Parameters
 from transforms.runs import annual as steps
@@ -19,12 +19,12 @@ from transforms.settings import Settings
 
 
 @task(cache_policy=NO_CACHE)
-def stage(input_dir: Path, workdir: Path, data_docs: bool = False, dask_address: str | None = None) -> steps.StagedInputs:
+def stage(input_dir: Path, workdir: Path, cfg: RunSettings, data_docs: bool = False,
+          dask_address: str | None = None, out_dir: Path | str | None = None) -> steps.StagedInputs:
     """The key is read here, where it is used: never a flow or task parameter (those are stored
     in Prefect's database). ``dask_address``: the ingest runs on that cluster's workers, each
     reading the key itself (``hash_key``, from its own environment, key file or Secret block)."""
-    on_cluster = {"cluster": _env.executor(dask_address), "key_loader": hash_key} if dask_address else {}
-    return steps.stage_inputs(input_dir, workdir, hash_key(), data_docs=data_docs, **on_cluster)
+    return _env.stage(input_dir, workdir, cfg, data_docs=data_docs, dask_address=dask_address, out_dir=out_dir)
 
 
 @task(cache_policy=NO_CACHE)
@@ -47,18 +47,22 @@ def annual_flow(
     batches: int = 1,
     data_docs: bool = False,
     dask_address: str | None = None,
+    profiles: str | None = None,
 ) -> steps.RunSummary:
     """``data_docs``: validate with Great Expectations itself and write its Data Docs into
     ``out_dir/data_docs`` (GX is slower than the suites compiled to Polars: off by default).
     ``out_dir``: a local folder, or an object store's URL (``s3://bucket/prefix``: the outputs are
     staged locally and uploaded, ``manifest.json`` last). The lake is the workdir's
     (``transforms.ingest.store.location``). ``dask_address``: a Dask scheduler whose workers
-    ingest the submission (``transforms.ingest.route``)."""
+    ingest the submission (``transforms.ingest.route``). ``profiles``: the agency's profiles folder
+    (the run's settings, ``flows.settings``, read when the run starts: the command line, impcredit.toml,
+    the environment)."""
     logger = get_run_logger()
     started_at = ledger.now_utc()
+    cfg = run_settings(profiles=profiles)
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
         steps.clean_stale_staging(out_dir)
-        staged = stage(input_dir, workdir, data_docs, dask_address)
+        staged = stage(input_dir, workdir, cfg, data_docs, dask_address, out_dir)
         steps.check_tax_year(staged.frames["applications"], tax_year, as_of, steps.first_tax_year(params))
         run_id = steps.new_run_id("annual", tax_year, staged.inputs_sha256)
         flow_run_id = _env.name_flow_run(run_id)
@@ -67,7 +71,7 @@ def annual_flow(
         summary = decide_write_commit(steps.RunContext(
             kind="annual", run_id=run_id, tax_year=tax_year, as_of=as_of, params=params, settings=settings,
             workdir=workdir, out_dir=out_dir, staged=staged, result=result, started_at=started_at,
-        ))
+            invoked_at=_env.invoked_at(), documents=cfg.documents()))
     summary.prefect_flow_run = flow_run_id
     logger.info("run %s committed: %d applications, awarded %.2f", run_id, summary.applications, summary.awarded)
     create_markdown_artifact(

@@ -95,9 +95,10 @@ def backfill_flow(
     settings: Settings,
     wait_seconds: float = 0.0,
     dask_address: str | None = None,
+    profiles: str | None = None,
 ):
     """Run the annual flow per tax year, in order (``dask_address``: each year's ingest on that
-    Dask cluster's workers). Each year's as-of date is ``as_of`` when given,
+    Dask cluster's workers; ``profiles``: the agency's profiles folder). Each year's as-of date is ``as_of`` when given,
     else July 1 of the following year (so each tax year is approved in its own approval year)."""
     logger = get_run_logger()
     report = BackfillReport()
@@ -115,7 +116,7 @@ def backfill_flow(
         state = annual_flow(
             input_dir=year_dir, tax_year=year, as_of=year_as_of, out_dir=out_dir / str(year),
             workdir=workdir, params=params, settings=settings, wait_seconds=wait_seconds,
-            dask_address=dask_address, return_state=True,
+            dask_address=dask_address, profiles=profiles, return_state=True,
         )
         if state.is_completed():
             report.years.append(YearOutcome(year, "completed", summary=state.result()))

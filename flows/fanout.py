@@ -44,7 +44,9 @@ def results(futures: list, what: str) -> list:
     dask = [getattr(f, "wrapped_future", None) for f in futures]
     try:
         if dask and all(hasattr(d, "client") for d in dask):
-            executors.watch(dask[0].client, dask, what, _env.worker_wait_s())
+            from flows.settings import run_settings
+
+            executors.watch(dask[0].client, dask, what, run_settings().worker_wait_s)
         return [f.result() for f in futures]
     except executors.ClusterError:
         raise

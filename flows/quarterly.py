@@ -7,6 +7,7 @@ runner; with ``dask_address`` the flow runs on ``prefect_dask.DaskTaskRunner(add
 from __future__ import annotations
 
 import datetime as dt
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -16,8 +17,8 @@ from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
 
 from flows import _env
-from flows._env import hash_key
 from flows.fanout import fan_out
+from flows.settings import RunSettings, run_settings
 from transforms.award import ledger
 from transforms.reference.parameters import Parameters
 from transforms.runs import annual as steps
@@ -26,14 +27,13 @@ from transforms.settings import Settings
 
 
 @task(cache_policy=NO_CACHE)
-def stage_submission(input_dir: Path, dask_address: str | None = None) -> steps.StagedInputs:
+def stage_submission(input_dir: Path, cfg: RunSettings, dask_address: str | None = None) -> steps.StagedInputs:
     """Stage into a temporary lake: estimates and what-ifs never touch the workdir's lake. The
     key is read here, where it is used (never a flow or task parameter). ``dask_address``: a
     cluster of workers on this machine (the temporary lake is a local folder) ingests."""
-    tmp = Path(tempfile.mkdtemp(prefix="impcredit-stage-"))
+    tmp = Path(tempfile.mkdtemp(prefix=f"impcredit-stage-{os.getpid()}-"))
     try:
-        on_cluster = {"cluster": _env.executor(dask_address), "key_loader": hash_key} if dask_address else {}
-        staged = steps.stage_inputs(input_dir, tmp, hash_key(), **on_cluster)
+        staged = _env.stage(input_dir, tmp, cfg, dask_address=dask_address)
         staged.frames = {k: v.lazy().collect() for k, v in staged.frames.items()}  # before the lake goes
         return staged
     finally:
@@ -63,15 +63,18 @@ def quarterly_flow(
     batches: int = 1,
     wait_seconds: float = 0.0,
     ingest_address: str | None = None,
+    profiles: str | None = None,
 ) -> q.QuarterlySummary:
     """``ingest_address``: a Dask cluster on this machine (``--workers``) ingests into the
-    temporary lake; a cluster elsewhere would not see it."""
+    temporary lake; a cluster elsewhere would not see it. ``profiles``: the agency's profiles folder
+    (the run's settings, ``flows.settings``, read when the run starts)."""
     logger = get_run_logger()
     q.quarter_end(tax_year, quarter)  # validates the quarter
     started_at = ledger.now_utc()
+    cfg = run_settings(profiles=profiles)
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
         steps.clean_stale_staging(out_dir)
-        staged = stage_submission(input_dir, ingest_address)
+        staged = stage_submission(input_dir, cfg, ingest_address)
         # no request received yet is a completed run that says so (spec section 9), not a failure
         run_id = steps.new_run_id(f"quarterly-q{quarter}", tax_year, staged.inputs_sha256)
         _env.name_flow_run(run_id)
@@ -80,7 +83,7 @@ def quarterly_flow(
         summary = write_and_record(steps.RunContext(
             kind="quarterly", run_id=run_id, tax_year=tax_year, quarter=quarter, as_of=as_of, params=params,
             settings=settings, workdir=workdir, out_dir=out_dir, staged=staged, result=result, started_at=started_at,
-        ))
+            invoked_at=_env.invoked_at(), documents=cfg.documents()))
     if summary.no_request_line:  # completed, and says so (spec section 9): in the logs and the artifact
         logger.warning("quarterly run %s: %s", run_id, summary.no_request_line)
     logger.info("quarterly run %s: %s", run_id, summary.cap_line)

@@ -12,6 +12,7 @@ from prefect.cache_policies import NO_CACHE
 from flows import _env
 from flows.fanout import credit_batch, fan_out
 from flows.quarterly import stage_submission
+from flows.settings import run_settings
 from transforms.award import ledger
 from transforms.reference.parameters import Parameters
 from transforms.runs import annual as steps
@@ -36,11 +37,14 @@ def whatif_flow(
     assignments: dict | None = None,
     batches: int = 1,
     wait_seconds: float = 0.0,
+    profiles: str | None = None,
 ) -> w.WhatIfOutcome:
+    """``profiles``: the agency's profiles folder (the run's settings, read when the run starts)."""
     logger = get_run_logger()
+    cfg = run_settings(profiles=profiles)
     # The lock keeps an annual run from committing while the what-if reads the ledger.
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
-        staged = stage_submission(input_dir)
+        staged = stage_submission(input_dir, cfg)
         steps.check_tax_year(staged.frames["applications"], tax_year, as_of, steps.first_tax_year(params))
         run_id = steps.new_run_id("whatif", tax_year, staged.inputs_sha256)
         _env.name_flow_run(run_id)
@@ -49,6 +53,6 @@ def whatif_flow(
         outcome = decide_and_write(steps.RunContext(
             kind="whatif", run_id=run_id, tax_year=tax_year, as_of=as_of, params=params, settings=settings,
             workdir=workdir, out_dir=out_dir, staged=staged, result=result, started_at=ledger.now_utc(),
-        ), dict(assignments or {}))
+            invoked_at=_env.invoked_at(), documents=cfg.documents()), dict(assignments or {}))
     logger.info("what-if %s: %d awards change against %s", run_id, outcome.changed, outcome.baseline_run)
     return outcome

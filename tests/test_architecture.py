@@ -158,3 +158,26 @@ def test_every_case_file_names_its_paragraph_and_its_code():
         for ref in re.findall(r"rules/([a-z_]+)\.py", code):
             doc = ast.get_docstring(ast.parse((ROOT / "transforms" / "rules" / f"{ref}.py").read_text()))
             assert re.search(STATUTE, doc.splitlines()[0]), f"{path.name}: rules/{ref}.py does not open with the statute"
+
+
+# the AWS SDK's own configuration (its endpoint and credential chain), resolved as boto3 resolves it:
+# never an impcredit setting
+ENV_ALLOWED = {"transforms/storage.py": ("AWS_",)}
+
+
+def test_no_environment_below_flows():
+    """Settings are parameters (issue 37): one settings object is built at the edge (flows/settings.py:
+    the command line, impcredit.toml, the environment) and passed down; nothing under transforms/
+    reads or writes the environment (the AWS SDK's own chain aside), and no IMPCREDIT_ variable."""
+    found = []
+    for path in sorted((ROOT / "transforms").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            code = line.split("#", 1)[0]
+            if not re.search(r"os\.environ|os\.getenv|os\.putenv|\bgetenv\(", code):
+                continue
+            allowed = ENV_ALLOWED.get(rel, ())
+            if allowed and all(a in code for a in allowed) and "IMPCREDIT_" not in code:
+                continue
+            found.append(f"{rel}:{n}: {line.strip()}")
+    assert found == [], "the environment read below flows/: " + "; ".join(found)

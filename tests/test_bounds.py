@@ -16,13 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from transforms.ingest.store.lake import scan_lake
-from transforms.pii import load_key
+from transforms.pii import demo_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
 from transforms.settings import Settings
 from transforms.synthetic.generate import generate_submission
 
-KEY = load_key({})
+KEY = demo_key()
 PARAMS = load_parameters()
 COLUMNS = ("hours", "gross_wages", "employer_taxes")
 LIMIT = {"hours": 100_000, "gross_wages": 100_000_000, "employer_taxes": 100_000_000}

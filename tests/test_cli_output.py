@@ -172,7 +172,7 @@ def test_settings_in_every_format():
     table = cli("settings").text
     for name in {r["name"] for r in params}:  # names whole at 80 columns, piped
         assert re.search(rf"^{re.escape(name)}\s", table, re.M), name
-    assert "Deployment (IMPCREDIT_<NAME>, or impcredit.toml; a command's option first)" in table
+    assert "Run settings (a command's option, then impcredit.toml, then IMPCREDIT_<NAME>)" in table
 
 
 def test_lake_verify_and_api_status(made):

@@ -38,12 +38,11 @@ def _run(tmp_path: Path, monkeypatch, profile: str, rows: list[list], *, name: s
     profiles = tmp_path / "profiles"
     profiles.mkdir()
     (profiles / "construct.yaml").write_text(profile, encoding="utf-8")
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(profiles))
     sub = common.submission(tmp_path / "sub", employee_ids=ids, roster_ssn=True)
     common.write_excel_csv(sub / "payroll" / common.EMPLOYER / name, rows)
     if files_csv:
         (sub / "payroll" / "files.csv").write_text(files_csv, encoding="utf-8")
-    staged, out = decide(sub, tmp_path / "work", products=products)
+    staged, out = decide(sub, tmp_path / "work", products=products, profiles=profiles)
     (rec,) = [f for f in staged.report.files if f.dataset == "payroll"]
     assert rec.profile == "construct" and rec.status == "accepted", rec
     return staged, by_person(out, ids), out

@@ -20,10 +20,11 @@ from transforms.ingest import ingest_folder
 from transforms.ingest import layout_check as lc
 from transforms.ingest.read import draft_guess as dg
 from transforms.ingest.read.draft import draft_profile, draft_yaml
+from transforms.ingest.read.profile_files import load_profiles
 from transforms.ingest.store.lake import scan_lake
-from transforms.pii import load_key
+from transforms.pii import demo_key
 
-KEY = load_key({})
+KEY = demo_key()
 
 
 def drafted(path: Path, folder: Path, name: str) -> str:
@@ -46,10 +47,10 @@ def test_a_transposed_workbook_with_a_summary_tab_is_drafted_to_read_it_whole(tm
     assert "employer_taxes: {total: [\"Total Employer Taxes\"], parts: [" in text
     assert "gross_wages: [earn_regular, earn_overtime]" in text
     assert "# GUESSED: pay_date from the line 'pay date: ...' above the table, for every row" in text
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(tmp_path / "profiles"))
-    got = lc.check_file(path)
+    layouts = load_profiles(Path(str(tmp_path / "profiles")))
+    got = lc.check_file(path, layouts=layouts)
     assert got.read_whole and got.rows == 4, (got.problem, got.rejects, got.notes)
-    ingest_folder(sub, tmp_path / "w", KEY)
+    ingest_folder(sub, tmp_path / "w", KEY, layouts=layouts)
     assert read_payroll(tmp_path / "w") == expected()
 
 
@@ -79,8 +80,8 @@ def test_a_register_with_gross_and_taxes_only_in_parts_and_names_for_ids_is_draf
     assert profile["report"]["totals"] == [{"label": "company total", "checks": ["hours", "gross_wages", "employer_taxes"],
                                             "scope": "file", "first": False}]
     assert "# GUESSED: no gross pay column: gross_wages is the sum of 'Regular Pay', 'OT Pay', 'Bonus'" in text
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(tmp_path / "profiles"))
-    got = lc.check_file(path)
+    layouts = load_profiles(Path(str(tmp_path / "profiles")))
+    got = lc.check_file(path, layouts=layouts)
     assert got.read_whole and got.rows == 3, (got.problem, got.rejects)
     assert "1 totals line(s)" in got.tables[0].skipped
 
@@ -107,8 +108,8 @@ def test_a_header_of_four_sections_is_drafted_by_section_and_never_the_codes_for
     assert profile["fields"]["employer_taxes"] == [{"header": "Amount", "section": "Employer Taxes"}]
     assert profile["number"] == {"blank": "zero"}
     assert "# CHECK: 'Employer Taxes' reads as employer_taxes but holds no figures (codes?): not taken" in text
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(tmp_path / "profiles"))
-    got = lc.check_file(path)
+    layouts = load_profiles(Path(str(tmp_path / "profiles")))
+    got = lc.check_file(path, layouts=layouts)
     assert got.read_whole and got.rows == 4, (got.problem, got.rejects)
 
 
@@ -193,10 +194,10 @@ def test_a_workbook_of_pay_run_tabs_with_a_group_of_columns_per_employee_is_draf
                                  "employer_taxes": ["Total Employer Taxes and Contributions +4"],
                                  "employee_name": [{"column": 1}]}
     assert profile["report"]["sheet_name"]["date_format"] == "%b %d, %y" and "DOES NOT LOAD" not in text
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(tmp_path / "profiles"))
-    got = lc.check_file(path)
+    layouts = load_profiles(Path(str(tmp_path / "profiles")))
+    got = lc.check_file(path, layouts=layouts)
     assert got.read_whole and got.rows == 4, (got.problem, got.rejects)
-    ingest_folder(sub, tmp_path / "w", KEY)
+    ingest_folder(sub, tmp_path / "w", KEY, layouts=layouts)
     lake = scan_lake(tmp_path / "w", "payroll").collect()
     read = {(r["employee_id"], r["pay_date"].isoformat()): (r["hours"], r["gross_wages"], r["employer_taxes"])
             for r in lake.iter_rows(named=True)}
@@ -235,10 +236,10 @@ def test_a_block_per_paycheck_named_on_its_own_line_with_a_summary_is_drafted_to
     assert profile["fields"]["employer_taxes"] == [{"header": "Amount", "section": "Employer Taxes"}]
     assert {"label": "(?P<employee_name>[^,\\d]+, [^,\\d]+)", "alone": True} in profile["report"]["blocks"]
     assert profile["report"]["end"] == ["payroll totals"]
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(tmp_path / "profiles"))
-    got = lc.check_file(path)
+    layouts = load_profiles(Path(str(tmp_path / "profiles")))
+    got = lc.check_file(path, layouts=layouts)
     assert got.read_whole, (got.problem, got.rejects)
-    ingest_folder(sub, tmp_path / "w", KEY)
+    ingest_folder(sub, tmp_path / "w", KEY, layouts=layouts)
     lake = scan_lake(tmp_path / "w", "payroll").collect().group_by("employee_id").agg(
         pl.col("hours").sum(), pl.col("gross_wages").sum().round(2), pl.col("employer_taxes").sum().round(2)).sort("employee_id")
     assert lake.rows() == [("Ortiz, Ben", 72.0, 1017.36, 83.93), ("Rivera, Ana", 82.0, 1172.79, 87.09)]

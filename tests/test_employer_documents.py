@@ -16,7 +16,7 @@ import pytest
 from pypdf import PdfReader
 
 from transforms.award import ledger
-from transforms.pii import load_key
+from transforms.pii import demo_key
 from transforms.products.agency import load_agency
 from transforms.products.reason_words import ACTIONS, HELD_ACTIONS, REASONS
 from transforms.reference.parameters import load_parameters
@@ -24,7 +24,7 @@ from transforms.runs import annual as steps
 from transforms.settings import Settings
 from transforms.synthetic.generate import generate_submission
 
-KEY = load_key({})
+KEY = demo_key()
 AGENCY = load_agency()
 
 

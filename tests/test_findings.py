@@ -17,13 +17,13 @@ import pytest
 from typer.testing import CliRunner
 
 from transforms.award import ledger
-from transforms.pii import load_key
+from transforms.pii import demo_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
 from transforms.runs import findings as run_findings
 from transforms.settings import AllocationSettings, Settings
 
-KEY = load_key({})
+KEY = demo_key()
 PARAMS = load_parameters()
 AS_OF = dt.date(2024, 7, 1)
 SSNS = {"A1/E1": "111-22-0001", "A1/E2": "111-22-0002", "B1/E1": "111-22-0003", "C1/E1": "111-22-0004"}

@@ -21,13 +21,13 @@ import polars as pl
 import pytest
 
 from transforms.award import ledger
-from transforms.pii import load_key
+from transforms.pii import demo_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
 from transforms.runs import quarterly as q
 from transforms.settings import AllocationSettings, Settings
 
-KEY = load_key({})
+KEY = demo_key()
 PARAMS = load_parameters()
 AS_OF = dt.date(2021, 7, 1)
 HEAD = "employer_id,employee_id,ssn,period_start,period_end,hours,gross_wages,employer_taxes\n"

@@ -18,7 +18,7 @@ from transforms.ingest.read.profiles import Profile, fold
 from transforms.ingest.read.tables import stage_submission
 from transforms.ingest.store import lake as lk
 from transforms.ingest.store.lake import scan_lake
-from transforms.pii import load_key
+from transforms.pii import demo_key
 from transforms.synthetic.vendors import (
     LAYOUTS,
     REPORT_LAYOUTS,
@@ -29,7 +29,7 @@ from transforms.synthetic.vendors import (
 
 FIX = Path(__file__).parent / "fixtures"
 CANON = FIX / "canonical_small"
-KEY = load_key({})
+KEY = demo_key()
 NOW = datetime(2026, 1, 1, 12, 0)
 # what every layout of the same payroll stages to alike (a vendor layout may carry check ids and
 # pay dates the canonical sample lacks; a line-per-code layout sums several lines into a row)

@@ -17,10 +17,10 @@ from transforms.ingest import pipeline as pp
 from transforms.ingest.check import files as fl
 from transforms.ingest.read import tables
 from transforms.ingest.store.lake import lake_dir, scan_lake
-from transforms.pii import load_key
+from transforms.pii import demo_key
 
 CANON = Path(__file__).parent / "fixtures" / "canonical_small"
-KEY = load_key({})
+KEY = demo_key()
 NOW = datetime(2026, 1, 1, 12, 0)
 HEADER = "employer_id,employee_id,ssn,period_start,period_end,hours,gross_wages,employer_taxes"
 

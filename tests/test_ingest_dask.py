@@ -21,7 +21,9 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from flows._env import hash_key
 from tests.fixtures.compare import corrected, files, lake_files, same
+from transforms import failpoints
 from transforms.ingest import ingest_folder
 from transforms.ingest import pipeline as pp
 from transforms.pii import HashKey
@@ -90,7 +92,7 @@ def submission(tmp_path_factory) -> Path:
 
 def run(src: Path, work: Path, out, cluster: str | None = None, run_id: str = RUN_ID) -> None:
     params, settings = load_parameters(), Settings()
-    staged = steps.stage_inputs(src, work, KEY, cluster=cluster)
+    staged = steps.stage_inputs(src, work, KEY, cluster=cluster, key_loader=hash_key if cluster else None)
     result = steps.compute(staged.frames, 2023, AS_OF, params, settings)
     steps.decide_and_commit(steps.RunContext(
         workdir=work, out_dir=out, run_id=run_id, kind="annual", tax_year=2023, as_of=AS_OF, params=params,
@@ -175,7 +177,7 @@ def test_with_the_lake_in_s3_no_payroll_byte_passes_through_the_driver(cluster, 
             guard_driver(mp, src / "payroll")
             with pytest.raises(DriverRead):  # the guard holds in this process
                 pl.read_csv(src / "payroll" / "canonical.csv")
-            report = ingest_folder(src, work, KEY, cluster=cluster)
+            report = ingest_folder(src, work, KEY, cluster=cluster, key_loader=hash_key)
         assert report.lake_sha256 == plain.lake_sha256 and report.rejects.equals(plain.rejects)
         assert report.files == plain.files
     objects = {}
@@ -230,7 +232,7 @@ def test_with_the_lake_in_s3_the_annual_run_reads_no_payroll_row_on_the_driver(c
         guard_plans(mp, submission / "payroll")
         with pytest.raises(DriverRead):  # the guard holds in this process
             pl.scan_parquet(f"s3://{BUCKET}/whole-run/lake/payroll/year=2023/x.parquet").collect()
-        staged = steps.stage_inputs(submission, work, KEY, cluster=cluster)
+        staged = steps.stage_inputs(submission, work, KEY, cluster=cluster, key_loader=hash_key)
         batches = employer_batches(staged.frames, 2)
         assert len(batches) == 2 and all(isinstance(b["payroll"], pl.LazyFrame) for b in batches)
         result = merge_results(client.gather([client.submit(steps.compute, b, 2023, AS_OF, params, settings, pure=False)
@@ -248,7 +250,7 @@ def test_a_worker_without_the_drivers_key_stops_the_ingest_in_one_line(cluster, 
 
     other = HashKey(b"another-key-0123456789abcdef0123456789", "env")
     with pytest.raises(KeyError_, match="ssn hash key of the Dask workers .* is not this run's"):
-        ingest_folder(submission, tmp_path / "w", other, cluster=cluster)
+        ingest_folder(submission, tmp_path / "w", other, cluster=cluster, key_loader=hash_key)
     assert not (tmp_path / "w" / "lake" / "_manifest.json").exists()
 
 
@@ -294,20 +296,20 @@ def test_a_worker_killed_during_the_ingest(cluster, submission, tmp_path, monkey
     run(submission, tmp_path / "plain" / "w", tmp_path / "plain" / "out")
     reference = files(tmp_path / "plain" / "out")
     before = worker_pids()
-    monkeypatch.setenv("IMPCREDIT_FAILPOINT", "ingest_worker")
+    monkeypatch.setattr(failpoints, "_armed", ["ingest_worker"])
     run(submission, tmp_path / "once" / "w", tmp_path / "once" / "out", cluster=cluster)
     same(reference, files(tmp_path / "once" / "out"))
     assert len(before - worker_pids()) == 1  # one worker's process ended (its nanny started another)
 
-    monkeypatch.setenv("IMPCREDIT_FAILPOINT", "ingest_worker_always")
+    monkeypatch.setattr(failpoints, "_armed", ["ingest_worker_always"])
     work = tmp_path / "always" / "w"
     with pytest.raises(ClusterError) as got:
         run(submission, work, tmp_path / "always" / "out", cluster=cluster)
     message = str(got.value)
     assert "\n" not in message and "nothing was committed" in message and "run again" in message
     assert not (work / "lake" / "_manifest.json").exists() and not (tmp_path / "always" / "out").exists()
-    monkeypatch.delenv("IMPCREDIT_FAILPOINT")
+    monkeypatch.setattr(failpoints, "_armed", [None])
     run(submission, work, tmp_path / "always" / "out", cluster=cluster)
     same(reference, files(tmp_path / "always" / "out"))
     same(lake_files(tmp_path / "plain" / "w" / "lake"), lake_files(work / "lake"))
-    assert os.environ.get("IMPCREDIT_FAILPOINT") is None
+    assert failpoints.armed() is None

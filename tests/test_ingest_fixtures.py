@@ -17,11 +17,11 @@ import pytest
 
 from transforms.ingest import ingest_folder
 from transforms.ingest.store.lake import scan_lake
-from transforms.pii import load_key
+from transforms.pii import demo_key
 from transforms.schema import DOUBTFUL_RULES
 
 BAD = Path(__file__).parent / "fixtures" / "bad"
-KEY = load_key({})
+KEY = demo_key()
 NOW = datetime(2026, 1, 1)
 HEADER = "employer_id,employee_id,ssn,period_start,period_end,hours,gross_wages,employer_taxes\n"
 ROW = "100000001,E1,900-11-0001,2023-0{m}-01,2023-0{m}-28,120.50,1807.50,197.92\n"

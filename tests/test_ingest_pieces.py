@@ -20,10 +20,10 @@ from transforms.ingest.check import masking
 from transforms.ingest.check import pieces as pc
 from transforms.ingest.read import tables
 from transforms.ingest.store.lake import lake_dir, scan_lake
-from transforms.pii import load_key
+from transforms.pii import demo_key
 
 CANON = Path(__file__).parent / "fixtures" / "canonical_small"
-KEY = load_key({})
+KEY = demo_key()
 NOW = datetime(2026, 1, 1, 12, 0)
 PIECE = 6_000  # bytes: about 90 rows a piece, a dozen pieces for the whole fixture payroll
 

@@ -14,13 +14,13 @@ import pytest
 
 from transforms.award import held, ledger
 from transforms.ingest.store.lake import scan_lake
-from transforms.pii import load_key
+from transforms.pii import demo_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
 from transforms.settings import Settings
 from transforms.synthetic.generate import generate_submission
 
-KEY = load_key({})
+KEY = demo_key()
 PARAMS = load_parameters()
 AS_OF = dt.date(2024, 7, 1)
 

@@ -16,18 +16,18 @@ import polars as pl
 import pytest
 from helpers import employer_case, frames_for
 
-from transforms.pii import load_key
+from transforms.pii import demo_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
 from transforms.settings import AllocationSettings, Settings
 
 PARAMS = load_parameters()
-KEY = load_key({})
+KEY = demo_key()
 CASES: dict[str, list[dict]] = {}
 REJECTS_SCHEMA = {c: pl.String for c in ("file", "line", "column", "value", "rule", "message")}
 
 
-def fake_stage(input_dir: Path, workdir: Path, key, *, data_docs: bool = False) -> steps.StagedInputs:
+def fake_stage(input_dir: Path, workdir: Path, key, *, data_docs: bool = False, **_) -> steps.StagedInputs:
     frames = frames_for(CASES[str(Path(input_dir).resolve())])
     sha = hashlib.sha256(str(input_dir).encode()).hexdigest()
     return steps.StagedInputs(frames, pl.DataFrame(schema=REJECTS_SCHEMA), [{"path": "x.csv", "sha256": sha, "bytes": 1}],

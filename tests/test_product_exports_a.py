@@ -24,12 +24,12 @@ import pytest
 
 from tests.fixtures.exports import adp_run, adp_wfn, common, paychex_flex, quickbooks_online
 from transforms.award import ledger
-from transforms.pii import load_key
+from transforms.pii import demo_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
 from transforms.settings import Settings
 
-KEY = load_key({})
+KEY = demo_key()
 PARAMS = load_parameters()
 AS_OF = dt.date(2024, 7, 1)
 FMTS = ["xlsx", "csv"]

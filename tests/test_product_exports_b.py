@@ -39,12 +39,12 @@ EMPLOYER_TAXES = sum(c.employer_tax_total for c in common.PAYROLL)
 
 def decide(sub: Path, work: Path):
     from transforms.award import ledger
-    from transforms.pii import load_key
+    from transforms.pii import demo_key
     from transforms.reference.parameters import load_parameters
     from transforms.runs import annual as steps
     from transforms.settings import Settings
 
-    key, params, as_of = load_key({}), load_parameters(), dt.date(2024, 7, 1)
+    key, params, as_of = demo_key(), load_parameters(), dt.date(2024, 7, 1)
     staged = steps.stage_inputs(sub, work, key)
     result = steps.compute(staged.frames, 2023, as_of, params, Settings())
     out = work.parent / f"out-{work.name}"

@@ -17,9 +17,9 @@ from transforms.ingest import ingest_folder
 from transforms.ingest import layout_check as lc
 from transforms.ingest.read.profile_files import ProfileError, load_profiles
 from transforms.ingest.store.lake import scan_lake
-from transforms.pii import load_key
+from transforms.pii import demo_key
 
-KEY = load_key({})
+KEY = demo_key()
 
 # two pay runs of two employees: (pay date, period, {id: (name, reg h, ot h, reg pay, ot pay, ss, med, futa, sui)})
 RUNS = {
@@ -118,12 +118,12 @@ def test_a_transposed_workbook_with_a_summary_tab_is_read_by_one_profile(tmp_pat
     side and its employees across the top, the pay date and period from lines above the table, the
     earnings and the employer's Social Security named by their section, the employer taxes from
     their parts where a run has no total and from its total where it has one."""
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(profiles(tmp_path, TRANSPOSED)))
+    layouts = load_profiles(Path(str(profiles(tmp_path, TRANSPOSED))))
     sub = submission(tmp_path / "sub")
     workbook(sub / "payroll" / EMPLOYER / "register.xlsx", {
         "Summary": SUMMARY, "Run 2023-01-06": run_tab("01/06/2023"),
         "Run 2023-01-20": run_tab("01/20/2023", total=True), "Notes": [["Prepared by Acme Payroll"]]})
-    report = ingest_folder(sub, tmp_path / "w", KEY)
+    report = ingest_folder(sub, tmp_path / "w", KEY, layouts=layouts)
     (rec,) = [f for f in report.files if f.dataset == "payroll"]
     assert (rec.status, rec.profile, rec.rows_read, rec.rows_rejected) == ("accepted", "acme_runs", 4, 0), rec.message
     assert "sheet 'Summary' skipped: sheets.skip 'Summary' of 'acme_runs' (5 line(s))" in rec.message
@@ -132,11 +132,11 @@ def test_a_transposed_workbook_with_a_summary_tab_is_read_by_one_profile(tmp_pat
 
 
 def test_without_the_skip_the_summary_tab_is_an_unread_table(tmp_path, monkeypatch):
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(profiles(tmp_path, TRANSPOSED.replace('"Summary", ', ""))))
+    layouts = load_profiles(Path(str(profiles(tmp_path, TRANSPOSED.replace('"Summary", ', "")))))
     sub = submission(tmp_path / "sub")
     workbook(sub / "payroll" / EMPLOYER / "register.xlsx",
              {"Summary": SUMMARY, "Run 2023-01-06": run_tab("01/06/2023")})
-    (rec,) = [f for f in ingest_folder(sub, tmp_path / "w", KEY).files if f.dataset == "payroll"]
+    (rec,) = [f for f in ingest_folder(sub, tmp_path / "w", KEY, layouts=layouts).files if f.dataset == "payroll"]
     assert rec.status == "partial" and rec.rows_rejected == 5
     assert "sheet 'Summary' lines 1-5 hold a table of figures that no layout reads" in rec.message
 
@@ -168,10 +168,10 @@ CHECK_LINES = [
 def test_a_header_of_four_sections_each_with_its_amount_is_read_by_section(tmp_path, monkeypatch):
     """``Earnings | Hours | Amount | Deductions | Amount | Taxes | Amount | Employer Taxes | Amount``:
     the Amount of each section is its own column; the lines of a check add."""
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(profiles(tmp_path, SECTIONED)))
+    layouts = load_profiles(Path(str(profiles(tmp_path, SECTIONED))))
     sub = submission(tmp_path / "sub")
     (sub / "payroll" / EMPLOYER / "checks.csv").write_text("\n".join([HEADER, *CHECK_LINES]) + "\n")
-    report = ingest_folder(sub, tmp_path / "w", KEY)
+    report = ingest_folder(sub, tmp_path / "w", KEY, layouts=layouts)
     (rec,) = [f for f in report.files if f.dataset == "payroll"]
     assert (rec.status, rec.profile, rec.rows_accepted) == ("accepted", "acme_checks", 4), rec.message
     lake = scan_lake(tmp_path / "w", "payroll").collect().group_by("employee_id").agg(
@@ -182,21 +182,21 @@ def test_a_header_of_four_sections_each_with_its_amount_is_read_by_section(tmp_p
         "[{header: Amount, section: Earnings}]", "[{column: 8}]").replace(
         "[{header: Amount, section: Employer Taxes}]", "[{column: N}]")
     d = profiles(tmp_path / "p2", by_place)
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(d))
-    got = lc.check_file(sub / "payroll" / EMPLOYER / "checks.csv")
+    layouts = load_profiles(Path(str(d)))
+    got = lc.check_file(sub / "payroll" / EMPLOYER / "checks.csv", layouts=layouts)
     assert got.read_whole and got.rows == 4
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(profiles(tmp_path / "p3", by_place.replace("{column: N}", "{column: Q}"))))
-    got = lc.check_file(sub / "payroll" / EMPLOYER / "checks.csv")
+    layouts = load_profiles(Path(str(profiles(tmp_path / "p3", by_place.replace("{column: N}", "{column: Q}")))))
+    got = lc.check_file(sub / "payroll" / EMPLOYER / "checks.csv", layouts=layouts)
     assert f"{d.parent.parent / 'p3' / 'profiles' / 'acme.yaml'}: fields.employer_taxes: column Q is beyond the header's 14 column(s)" \
         in got.problem
 
 
 def test_a_section_the_header_does_not_have_is_named_in_one_line(tmp_path, monkeypatch):
     d = profiles(tmp_path, SECTIONED.replace("section: Employer Taxes}", "section: Company Taxes}"))
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(d))
+    layouts = load_profiles(Path(str(d)))
     sub = submission(tmp_path / "sub")
     (sub / "payroll" / EMPLOYER / "checks.csv").write_text("\n".join([HEADER, *CHECK_LINES]) + "\n")
-    got = lc.check_file(sub / "payroll" / EMPLOYER / "checks.csv")
+    got = lc.check_file(sub / "payroll" / EMPLOYER / "checks.csv", layouts=layouts)
     said = (f"{d / 'acme.yaml'}: fields.employer_taxes: section 'Company Taxes' is on no cell of the header; "
             "write the section as the header prints it")
     assert said in got.problem and "missing column(s): 'Amount' after 'Company Taxes'" in got.problem
@@ -220,7 +220,7 @@ optional: [er_futa]
 
 
 def test_one_profile_reads_a_report_with_the_total_and_one_with_its_parts(tmp_path, monkeypatch):
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(profiles(tmp_path, TOTAL_OR_PARTS)))
+    layouts = load_profiles(Path(str(profiles(tmp_path, TOTAL_OR_PARTS))))
     sub = submission(tmp_path / "sub")
     (sub / "payroll" / EMPLOYER / "total.csv").write_text(
         "Employee ID,Period Start,Period End,Hours,Gross Pay,Total Employer Taxes\n"
@@ -231,7 +231,7 @@ def test_one_profile_reads_a_report_with_the_total_and_one_with_its_parts(tmp_pa
     (sub / "payroll" / EMPLOYER / "no_futa.csv").write_text(
         "Employee ID,Period Start,Period End,Hours,Gross Pay,ER Social Security,ER Medicare\n"
         "1003,12/24/2022,01/06/2023,40,565.20,35.04,8.20\n")
-    report = ingest_folder(sub, tmp_path / "w", KEY)
+    report = ingest_folder(sub, tmp_path / "w", KEY, layouts=layouts)
     assert {f.file.rsplit("/", 1)[1]: f.status for f in report.files if f.dataset == "payroll"} == {
         "total.csv": "accepted", "parts.csv": "accepted", "no_futa.csv": "accepted"}
     lake = scan_lake(tmp_path / "w", "payroll").collect().sort("employee_id")
@@ -239,7 +239,7 @@ def test_one_profile_reads_a_report_with_the_total_and_one_with_its_parts(tmp_pa
     # neither the total nor every part: the message says both
     (sub / "payroll" / EMPLOYER / "neither.csv").write_text(
         "Employee ID,Period Start,Period End,Hours,Gross Pay,ER Social Security\n1004,12/24/2022,01/06/2023,40,565.20,35.04\n")
-    got = lc.check_file(sub / "payroll" / EMPLOYER / "neither.csv")
+    got = lc.check_file(sub / "payroll" / EMPLOYER / "neither.csv", layouts=layouts)
     assert "Total Employer Taxes (or its parts: ER Social Security + ER Medicare + ER FUTA)" in got.problem
 
 
@@ -288,10 +288,10 @@ def test_a_profile_that_says_it_prints_gross_pay_as_net_loads(tmp_path):
 
 def test_a_sheet_pattern_that_names_no_sheet_is_said_with_the_profiles_file_and_key(tmp_path, monkeypatch):
     d = profiles(tmp_path, TRANSPOSED.replace('read: ["Run *"]', 'read: ["Pay Run *"]'))
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(d))
+    layouts = load_profiles(Path(str(d)))
     sub = submission(tmp_path / "sub")
     path = workbook(sub / "payroll" / EMPLOYER / "register.xlsx", {"Run 2023-01-06": run_tab("01/06/2023")})
-    got = lc.check_file(path)
+    got = lc.check_file(path, layouts=layouts)
     assert not got.read_whole
     said = f"{d / 'acme.yaml'}: sheets.read: no pattern ('Pay Run *') names sheet 'Run 2023-01-06'"
     assert said in (got.problem or "") or any(said in r["message"] for r in got.rejects), (got.problem, got.rejects)
@@ -321,13 +321,13 @@ def test_a_transposed_table_saved_as_csv_is_read_alike(tmp_path, monkeypatch):
     """Excel's "Save As CSV" of one run's tab (every line as wide as the used range)."""
     import csv
 
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(profiles(tmp_path, TRANSPOSED)))
+    layouts = load_profiles(Path(str(profiles(tmp_path, TRANSPOSED))))
     sub = submission(tmp_path / "sub")
     path = workbook(tmp_path / "run.xlsx", {"Run 2023-01-06": run_tab("01/06/2023")})
     ws = openpyxl.load_workbook(path)["Run 2023-01-06"]
     with (sub / "payroll" / EMPLOYER / "run 2023-01-06.csv").open("w", newline="") as fh:
         csv.writer(fh).writerows([["" if c is None else c for c in row] for row in ws.iter_rows(values_only=True)])
-    report = ingest_folder(sub, tmp_path / "w", KEY)
+    report = ingest_folder(sub, tmp_path / "w", KEY, layouts=layouts)
     (rec,) = [f for f in report.files if f.dataset == "payroll"]
     assert (rec.status, rec.profile, rec.rows_accepted) == ("accepted", "acme_runs", 2), rec.message
     assert read_payroll(tmp_path / "w") == {k: v for k, v in expected().items() if k[1] == "2023-01-06"}
@@ -370,7 +370,7 @@ def test_a_block_per_check_with_four_sections_side_by_side(tmp_path, monkeypatch
     import csv
     import io
 
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(profiles(tmp_path, BLOCKS)))
+    layouts = load_profiles(Path(str(profiles(tmp_path, BLOCKS))))
     sub = submission(tmp_path / "sub")
     folder = sub / "payroll" / EMPLOYER
     rows = list(csv.reader(io.StringIO("\n".join(BLOCK_LINES))))
@@ -379,7 +379,7 @@ def test_a_block_per_check_with_four_sections_side_by_side(tmp_path, monkeypatch
     else:
         workbook(folder / "register.xlsx", {"Register": [[c if c else None for c in r] for r in rows]})
     (sub / "payroll" / "files.csv").write_text(f"file,employer_id,pay_frequency\n{EMPLOYER}/register.{fmt},{EMPLOYER},biweekly\n")
-    report = ingest_folder(sub, tmp_path / "w", KEY)
+    report = ingest_folder(sub, tmp_path / "w", KEY, layouts=layouts)
     (rec,) = [f for f in report.files if f.dataset == "payroll"]
     assert (rec.status, rec.profile, rec.rows_accepted) == ("accepted", "acme_blocks", 4), rec.message
     assert "2 totals line(s)" in rec.message and "1 repeated header(s)" in rec.message
@@ -397,10 +397,10 @@ def test_a_transposed_row_with_no_label_is_named_by_its_position(tmp_path, monke
 
     text = TRANSPOSED.replace("  employee_id: [Employee ID]\n", "  employee_name: [{column: 2}]\n").replace(
         "transposed:", "employee_id_from: [employee_name]\ntransposed:")
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(profiles(tmp_path, text)))
+    layouts = load_profiles(Path(str(profiles(tmp_path, text))))
     sub = submission(tmp_path / "sub")
     workbook(sub / "payroll" / EMPLOYER / "register.xlsx", {"Run 2023-01-06": unlabelled})
-    report = ingest_folder(sub, tmp_path / "w", KEY)
+    report = ingest_folder(sub, tmp_path / "w", KEY, layouts=layouts)
     (rec,) = [f for f in report.files if f.dataset == "payroll"]
     assert (rec.status, rec.rows_accepted) == ("accepted", 2), rec.message
     ids = sorted(scan_lake(tmp_path / "w", "payroll").collect()["employee_id"])

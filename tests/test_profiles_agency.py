@@ -28,10 +28,10 @@ from transforms.ingest import ingest_folder
 from transforms.ingest.read import header as hd
 from transforms.ingest.read.profile_files import ProfileError, load_profiles, origin
 from transforms.ingest.read.vocabulary import load_vocabulary
-from transforms.pii import load_key
+from transforms.pii import demo_key
 
 ROOT = Path(__file__).resolve().parents[1]
-KEY = load_key({})
+KEY = demo_key()
 
 PROFILE = """name: acme_register
 product: Acme Payroll (register)
@@ -132,7 +132,7 @@ def test_an_agency_profile_is_read_beside_the_shipped_and_replaces_one_by_name(t
     assert r.returncode == 0 and "acme_register" in r.stdout
     (tmp_path / "impcredit.toml").write_text('profile = "x"\n')
     r = cli("layouts", cwd=tmp_path, env={"PYTHONPATH": str(ROOT)})
-    assert r.returncode == 2 and "settings: profile" in r.stderr
+    assert r.returncode == 2 and "impcredit.toml: profile: not a setting; the settings are profiles, lake" in r.stderr
 
 
 def test_the_header_below_title_rows_for_every_profile_and_the_nearest_row_named(tmp_path):

@@ -25,12 +25,12 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from transforms.award import ledger
-from transforms.pii import load_key
+from transforms.pii import demo_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
 from transforms.settings import Settings
 
-KEY = load_key({})
+KEY = demo_key()
 PARAMS = load_parameters()
 EMPLOYER = "100000001"
 SSN = "111-22-3333"

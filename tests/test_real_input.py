@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from tests.fixtures.make_fixtures import NAMES
 from transforms.ingest import ingest_folder
 from transforms.ingest.store.lake import scan_lake
-from transforms.pii import load_key
+from transforms.pii import demo_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
 from transforms.settings import Settings
@@ -28,7 +28,7 @@ from transforms.synthetic.generate import generate_submission
 from transforms.synthetic.vendors import write_long
 
 SHAPES = Path(__file__).parent / "fixtures" / "shapes"
-KEY = load_key({})
+KEY = demo_key()
 PARAMS = load_parameters()
 NOW = dt.datetime(2026, 1, 1, 12, 0)
 AS_OF = dt.date(2024, 7, 1)

@@ -59,11 +59,14 @@ def test_a_helper_that_died_or_never_started_loses_no_page(many, tmp_path, monke
 
 
 def test_when_a_run_starts_a_helper(monkeypatch):
-    monkeypatch.delenv(render_helper.ENV, raising=False)
     assert render_helper.wanted(render_helper.MIN_PAGES) is ((__import__("os").cpu_count() or 1) > 1)
     assert not render_helper.wanted(render_helper.MIN_PAGES - 1)
-    monkeypatch.setenv(render_helper.ENV, "0")
-    assert not render_helper.wanted(10**6)
-    monkeypatch.setenv(render_helper.ENV, "yes")
-    with pytest.raises(ValueError, match="IMPCREDIT_RENDER_HELPER must be 0 .* or 1, not 'yes'"):
-        render_helper.wanted(10**6)
+    assert not render_helper.wanted(10**6, allowed=False)  # render_helper = false in the run's settings
+    # the setting at the edge: IMPCREDIT_RENDER_HELPER=0 (or impcredit.toml), a bad value in one line
+    from flows.settings import run_settings
+
+    monkeypatch.setenv("IMPCREDIT_RENDER_HELPER", "0")
+    assert run_settings().documents().render_helper is False
+    monkeypatch.setenv("IMPCREDIT_RENDER_HELPER", "maybe")
+    with pytest.raises(ValueError, match="setting render_helper .*IMPCREDIT_RENDER_HELPER"):
+        run_settings()

@@ -18,9 +18,10 @@ from hypothesis import strategies as st
 from transforms.ingest.read import report_frame as rf
 from transforms.ingest.read import tables as tb
 from transforms.ingest.read.context import FileContext
-from transforms.pii import load_key
+from transforms.ingest.read.profile_files import load_profiles
+from transforms.pii import demo_key
 
-KEY = load_key({})
+KEY = demo_key()
 PROFILE = """name: random_journal
 description: a journal drawn at random
 date_formats: ["%m/%d/%Y"]
@@ -98,7 +99,8 @@ def read(path: Path, profiles: Path, *, frame: bool):
         rf.walk = lambda *a, **k: None
     try:
         tables, problem, _, notes = tb.read_tables("payroll", path, "payroll/100000001/j.csv", KEY,
-                                                  FileContext((("employer_id", "100000001"),), None, "folder"))
+                                                  FileContext((("employer_id", "100000001"),), None, "folder"),
+                                                  layouts=load_profiles(profiles))
     finally:
         rf.walk = walk
     return tables, problem, notes
@@ -110,7 +112,6 @@ def test_the_frame_walk_is_the_line_walk(tmp_path, monkeypatch, text):
     profiles = tmp_path / "profiles"
     profiles.mkdir(exist_ok=True)
     (profiles / "random_journal.yaml").write_text(PROFILE)
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(profiles))
     path = tmp_path / "j.csv"
     path.write_text(text, encoding="utf-8")
     calls = []

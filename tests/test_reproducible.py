@@ -9,6 +9,7 @@ import datetime as dt
 import hashlib
 from pathlib import Path
 
+from transforms.options import DocumentOptions
 from transforms.pii import HashKey
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
@@ -26,7 +27,7 @@ def _run(src: Path, root: Path) -> dict[str, str]:
     result = steps.compute(staged.frames, 2023, dt.date(2024, 7, 1), params, settings)
     steps.decide_and_commit(steps.RunContext(workdir=root / "work", out_dir=root / "out", run_id=RUN_ID, kind="annual", tax_year=2023,
                             as_of=dt.date(2024, 7, 1), params=params, settings=settings, staged=staged, result=result,
-                            started_at=dt.datetime(2024, 7, 1)))
+                            started_at=dt.datetime(2024, 7, 1), documents=DocumentOptions(pdf="all")))
     out = root / "out"
     # the manifest and the index name the code version and paths; everything else is the run's
     return {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
@@ -34,7 +35,6 @@ def _run(src: Path, root: Path) -> dict[str, str]:
 
 
 def test_two_runs_of_the_same_inputs_write_the_same_bytes(tmp_path, monkeypatch):
-    monkeypatch.setenv("IMPCREDIT_PDF", "all")
     # 60 employers: every vendor layout and a workbook, every kind of document (the PDFs of 200
     # employers took five minutes of the suite for nothing more)
     generate_submission(tmp_path / "canonical", employers=60, seed=7, tax_year=2023)

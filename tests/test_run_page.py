@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 
 from transforms.award import ledger
-from transforms.pii import load_key
+from transforms.pii import demo_key
 from transforms.products.reason_words import STATUS_LABELS, reasons_labelled
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
@@ -46,7 +46,7 @@ def out(tmp_path_factory):
     cells[5] = "abc"
     lines[1] = ",".join(cells)
     pay.write_text("\n".join(lines) + "\n")
-    key, params, as_of = load_key({}), load_parameters(), dt.date(2024, 9, 1)
+    key, params, as_of = demo_key(), load_parameters(), dt.date(2024, 9, 1)
     staged = steps.stage_inputs(sub, root / "w", key)
     result = steps.compute(staged.frames, 2023, as_of, params, Settings())
     run_id = steps.new_run_id("annual", 2023, staged.inputs_sha256)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from transforms.pii import HashKey, load_key
+from flows._env import load_key
+from transforms.pii import HashKey
 from transforms.reference.parameters import load_parameters
 from transforms.settings import Settings
 from transforms.synthetic.generate import generate_submission

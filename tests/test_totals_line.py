@@ -13,12 +13,12 @@ import polars as pl
 import pytest
 
 from transforms.award import ledger
-from transforms.pii import load_key
+from transforms.pii import demo_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
 from transforms.settings import Settings
 
-KEY = load_key({})
+KEY = demo_key()
 PARAMS = load_parameters()
 AS_OF = dt.date(2024, 7, 1)
 EMPLOYERS = ("100000001", "100000002", "100000003")  # in the file with the totals line

@@ -20,12 +20,12 @@ import pytest
 
 from transforms.award import ledger
 from transforms.ingest import ingest_folder
-from transforms.pii import load_key
+from transforms.pii import demo_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
 from transforms.settings import Settings
 
-KEY = load_key({})
+KEY = demo_key()
 PARAMS = load_parameters()
 AS_OF = dt.date(2024, 7, 1)
 EMPLOYER = "100000001"
@@ -141,7 +141,7 @@ def test_every_route_of_the_ingest_rejects_an_unread_table_alike(tmp_path, route
         monkeypatch.delenv("IMPCREDIT_HMAC_KEY", raising=False)
         monkeypatch.delenv("IMPCREDIT_HMAC_KEY_FILE", raising=False)
         with LocalCluster(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None) as c:
-            other = ingest_folder(sub, tmp_path / "other", KEY, now=now, cluster=c.scheduler_address)
+            other = ingest_folder(sub, tmp_path / "other", KEY, now=now, cluster=c.scheduler_address, key_loader=demo_key)
     else:
         other = ingest_folder(sub, tmp_path / "other", KEY, now=now, cluster=route)
     assert other.files == plain.files

@@ -19,14 +19,14 @@ import pytest
 from transforms.award import ledger
 from transforms.ingest import ingest_folder
 from transforms.ingest.store.lake import scan_lake
-from transforms.pii import load_key
+from transforms.pii import demo_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
 from transforms.settings import Settings
 from transforms.synthetic import reports as rp
 
 SHAPES = Path(__file__).parent / "fixtures" / "shapes"
-KEY = load_key({})
+KEY = demo_key()
 PARAMS = load_parameters()
 AS_OF = dt.date(2024, 7, 1)
 EMPLOYER = "100000001"

@@ -1,7 +1,8 @@
 """Named points where a run can be killed on purpose, to test crash safety (SIGKILL, no cleanup).
 
-``IMPCREDIT_FAILPOINT=<name>`` kills the process with SIGKILL when it reaches that point. Unset
-(always, outside tests), :func:`hit` does nothing.
+The point is armed at the edge (``flows._env`` arms the one ``IMPCREDIT_FAILPOINT`` names, for the
+command and what it starts): the process is killed with SIGKILL when it reaches that point. Not
+armed (always, outside tests), :func:`hit` does nothing.
 """
 
 from __future__ import annotations
@@ -13,10 +14,20 @@ POINTS = ("staged", "computed", "outputs_written", "committed", "published_partl
 # on a Dask worker, in an ingest on a cluster (``ingest.route``): the worker's process ends (os._exit)
 # when it starts the first file's task: the first time only, or every time
 WORKER_POINTS = ("ingest_worker", "ingest_worker_always")
+_armed: list[str | None] = [None]
+
+
+def arm(name: str | None) -> None:
+    """Arm the point ``name`` for this process (None: none)."""
+    _armed[0] = name or None
+
+
+def armed() -> str | None:
+    return _armed[0]
 
 
 def hit(name: str) -> None:
-    if os.environ.get("IMPCREDIT_FAILPOINT") == name:
+    if _armed[0] == name:
         os.kill(os.getpid(), signal.SIGKILL)
 
 

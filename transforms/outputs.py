@@ -9,13 +9,12 @@ import json
 import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
-from transforms import failpoints, storage
+from transforms import failpoints, leftovers, storage
 
 _FORMULA_START = r"^[=+\-@\t\r]"
 # characters XML 1.0 does not allow (C0 controls but tab, LF and CR; U+FFFE, U+FFFF; lone
@@ -89,7 +88,7 @@ class StagedOutputs:
     def __init__(self, out_dir: Path | str, run_id: str):
         self.out_dir = storage.location(out_dir)
         if storage.is_remote(self.out_dir):
-            self.dir = Path(tempfile.gettempdir()) / f"impcredit-staging-{run_id}"
+            self.dir = leftovers.temp_path("staging", run_id)
         else:
             self.dir = self.out_dir / f".staging-{run_id}"
         if self.dir.exists():

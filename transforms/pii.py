@@ -1,13 +1,13 @@
 """The ssn never goes further than this module: it becomes a keyed hash (HMAC-SHA256) on first read.
 
-The key comes from ``IMPCREDIT_HMAC_KEY`` (the key itself, at least 32 characters) or
-``IMPCREDIT_HMAC_KEY_FILE`` (a file outside the repository holding it). The demo and the tests use
-a built-in demo key and say so; a production run refuses to start without a real key when
-``IMPCREDIT_REQUIRE_KEY=1``.
+The key is read at the edge (``flows._env.load_key``: the environment's ``IMPCREDIT_HMAC_KEY``, the
+key itself, at least 32 characters, or ``IMPCREDIT_HMAC_KEY_FILE``, a file outside the repository
+holding it) and passed here. The demo and the tests use a built-in demo key (``demo_key``) and say
+so; a deployment, and a run with ``IMPCREDIT_REQUIRE_KEY=1``, refuses it.
 
 The key is a secret: with it, every hashed ssn is recovered by trying the 10^9 possible numbers.
 It is held as a ``SecretBytes`` (its repr and str are masked) and is read where it is used
-(``load_key``), never passed to a Prefect flow or task, where parameters are stored in the
+(``flows._env.hash_key``), never passed to a Prefect flow or task, where parameters are stored in the
 API's database.
 """
 
@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import polars as pl
 from pydantic import SecretBytes
@@ -41,7 +39,7 @@ class HashKey:
         return self.secret.get_secret_value()
 
     def __reduce__(self):  # never pickled (a Dask worker, a cache): read the key where it is used
-        raise TypeError("the ssn hash key is not serialised; call transforms.pii.load_key() where it is needed")
+        raise TypeError("the ssn hash key is not serialised; load it where it is needed (flows._env.hash_key)")
 
     @property
     def is_demo(self) -> bool:
@@ -57,28 +55,16 @@ class KeyError_(RuntimeError):
     pass
 
 
-def load_key(env: dict[str, str] | None = None) -> HashKey:
-    env = dict(os.environ) if env is None else env
-    if env.get("IMPCREDIT_HMAC_KEY"):
-        key = env["IMPCREDIT_HMAC_KEY"].encode()
-        source = "env"
-    elif env.get("IMPCREDIT_HMAC_KEY_FILE"):
-        path = Path(env["IMPCREDIT_HMAC_KEY_FILE"])
-        try:
-            key = path.read_bytes().strip()
-        except OSError as exc:
-            raise KeyError_(f"cannot read the ssn hash key file {path}: {exc.strerror}") from None
-        source = f"file:{path}"
-    else:
-        if env.get("IMPCREDIT_REQUIRE_KEY") == "1":
-            raise KeyError_(
-                "no ssn hash key: set IMPCREDIT_HMAC_KEY or IMPCREDIT_HMAC_KEY_FILE "
-                "(IMPCREDIT_REQUIRE_KEY=1 forbids the built-in demo key)"
-            )
-        return HashKey(DEMO_KEY, "demo")
-    if len(key) < 32:
+def demo_key() -> HashKey:
+    """The built-in demo key (the demo, the tests; a deployment refuses it)."""
+    return HashKey(DEMO_KEY, "demo")
+
+
+def key_of(value: bytes, source: str) -> HashKey:
+    """A configured key (``source``: where it was read), at least 32 characters long."""
+    if len(value) < 32:
         raise KeyError_("the ssn hash key must be at least 32 characters long")
-    return HashKey(key, source)
+    return HashKey(value, source)
 
 
 def normalize_ssn_expr(col: str | pl.Expr) -> pl.Expr:

@@ -263,10 +263,23 @@ def _profile_value(session, name: str) -> str | None:
     return s3.get(name) or cfg.get(name)
 
 
-def _env_key() -> tuple:
-    names = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE",
+# the AWS SDK's own configuration that changes where and as whom a store is reached (its chain)
+AWS_CHAIN = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_PROFILE",
              "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE", "AWS_ACCESS_KEY_ID")
-    return tuple(os.environ.get(n) for n in names)  # the key id is no secret; it keys a new login
+
+
+def _env_key() -> tuple:
+    return tuple(os.environ.get(n) for n in AWS_CHAIN)  # the key id is no secret; it keys a new login
+
+
+def s3_client():
+    """botocore's S3 client for the AWS chain's endpoint and region (credentials: the chain's own)."""
+    import botocore.session
+    from botocore.config import Config
+
+    endpoint, region = _s3_config()
+    return botocore.session.get_session().create_client("s3", endpoint_url=endpoint, region_name=region, config=Config(
+        connect_timeout=5, read_timeout=30, retries={"max_attempts": 2, "mode": "standard"}))
 
 
 def filesystem(loc: ObjectPath):

@@ -38,7 +38,7 @@ def annual(
     Example: impcredit annual --input data/sample --tax-year 2023 --as-of 2024-07-01
     (the approval year is the as-of date's year; applications received after it wait for a later run)
     """
-    common.use_profiles(profiles)
+    cfg, _ = common.use_profiles(profiles)
     started = time.monotonic()
     common.show_stages()
     as_of_date = common.parse_date(as_of, "--as-of")
@@ -48,11 +48,11 @@ def annual(
     common.use_lake(workdir, lake, writes=True)
     with common.dask_cluster(workers, dask_address) as address:
         _run(input, tax_year, as_of_date, out_dir, workdir, cap, policy, wait, common.batch_count(batches, address),
-             address, data_docs, started)
+             address, data_docs, started, common.profiles_param(cfg))
 
 
 def _run(input: Path, tax_year: int, as_of_date, out_dir, workdir: Path, cap, policy: str, wait: float, n: int,
-         address: str | None, data_docs: bool, started: float) -> None:
+         address: str | None, data_docs: bool, started: float, profiles: str | None = None) -> None:
     try:
         api.ensure_api()  # before Prefect is imported
         from flows.annual import annual_flow
@@ -73,7 +73,7 @@ def _run(input: Path, tax_year: int, as_of_date, out_dir, workdir: Path, cap, po
                 input_dir=input.resolve(), tax_year=tax_year, as_of=as_of_date, out_dir=out_dir if isinstance(
                     out_dir, Path) else str(out_dir),
                 workdir=workdir.resolve(), params=params, settings=settings, wait_seconds=wait,
-                batches=n, data_docs=data_docs, dask_address=address,
+                batches=n, data_docs=data_docs, dask_address=address, profiles=profiles,
             )
     except common.known_errors() as exc:
         common.fail_or_nothing(exc)

@@ -33,17 +33,17 @@ def backfill(
 
     Example: impcredit backfill --input data/history --years 2021-2023 --format csv > backfill.csv
     """
-    common.use_profiles(profiles)
+    cfg, _ = common.use_profiles(profiles)
     as_of_date = common.parse_date(as_of, "--as-of") if as_of else None
     common.check_run_args(input, policy, cap)
     common.local_dir(out, "--out")
     common.use_lake(workdir, lake, writes=True)
     with common.dask_cluster(workers, dask_address) as address:
-        _run(input, years, as_of_date, out, workdir, cap, policy, wait, address, format)
+        _run(input, years, as_of_date, out, workdir, cap, policy, wait, address, format, common.profiles_param(cfg))
 
 
 def _run(input: Path, years: str, as_of_date, out: Path, workdir: Path, cap, policy: str, wait: float,
-         address: str | None, format: str) -> None:
+         address: str | None, format: str, profiles: str | None = None) -> None:
     try:
         api.ensure_api()  # before Prefect is imported
         from flows.backfill import backfill_flow, parse_years
@@ -56,7 +56,7 @@ def _run(input: Path, years: str, as_of_date, out: Path, workdir: Path, cap, pol
             state = backfill_flow(
                 input_dir=input.resolve(), years=year_list, as_of=as_of_date, out_dir=out.resolve(),
                 workdir=workdir.resolve(), params=params, settings=settings, wait_seconds=wait,
-                dask_address=address, return_state=True,
+                dask_address=address, profiles=profiles, return_state=True,
             )
         report = state.result(raise_on_failure=False)
     except common.known_errors() as exc:

@@ -41,7 +41,7 @@ def check(
     Example: impcredit check --input submission-2023
     (writes submission-2023-check.html beside the folder)
     """
-    common.use_profiles(profiles)
+    _, layouts = common.use_profiles(profiles)
     common.check_run_args(input)
     page = (out or default_page(input)).resolve()
     if page.is_relative_to(input.resolve()):
@@ -51,7 +51,7 @@ def check(
         from transforms.runs.check import check_submission, write_check_page
 
         with common.console.status("reading the submission as the agency will..."):
-            result = check_submission(input)
+            result = check_submission(input, layouts=layouts)
         write_check_page(result, page)
     except common.known_errors() as exc:
         common.fail(str(exc), EXIT_CANNOT_CHECK)

@@ -49,24 +49,30 @@ DATA = _env.REPO_ROOT / "data"
 
 
 PROFILES_HELP = ("A folder of the agency's own payroll profiles (*.yaml, and vocabulary.yaml), read beside the "
-                 "shipped ones; one with a shipped profile's name replaces it (default: IMPCREDIT_PROFILES, "
-                 "or profiles in impcredit.toml).")
+                 "shipped ones; one with a shipped profile's name replaces it (default: profiles in impcredit.toml, "
+                 "else IMPCREDIT_PROFILES).")
 
 
-def use_profiles(folder: Path | None) -> None:
-    """The agency's profiles folder for this command and what it starts (``IMPCREDIT_PROFILES``),
-    every profile loaded now: one that cannot be used stops the command in one line naming its
-    file and key, before anything is read or written."""
-    from transforms.ingest.read.profile_files import ENV, ProfileError, load_profiles
+def use_profiles(folder: Path | None):
+    """The command's settings (``flows.settings.run_settings``) with its ``--profiles`` folder, every
+    profile loaded now: one that cannot be used stops the command in one line naming its file and
+    key, before anything is read or written. Returns (settings, the profiles in effect)."""
+    from flows.settings import run_settings
+    from transforms.ingest.read.profile_files import ProfileError, load_profiles
 
-    if folder is not None:
-        if not folder.is_dir():
-            fail(f"--profiles {folder}: not a folder")
-        os.environ[ENV] = str(folder.resolve())
+    if folder is not None and not folder.is_dir():
+        fail(f"--profiles {folder}: not a folder")
     try:
-        load_profiles()
-    except ProfileError as exc:
+        settings = run_settings(profiles=folder.resolve() if folder is not None else None)
+        return settings, load_profiles(settings.profiles)
+    except (ProfileError, ValueError) as exc:
         fail(str(exc))
+        raise  # (fail exits)
+
+
+def profiles_param(settings) -> str | None:
+    """The profiles folder as a flow's parameter (text), or None."""
+    return str(settings.profiles) if settings.profiles is not None else None
 
 
 LAKE_HELP = ("Where the Parquet lake is: a local folder or an object store (s3://bucket/prefix; credentials from "
@@ -88,21 +94,21 @@ def local_dir(path: Path | None, option: str, *, ledger: bool = False) -> None:
 
 
 def use_lake(workdir: Path, lake: str | None, *, writes: bool):
-    """The workdir's lake for this command: ``--lake``, else ``IMPCREDIT_LAKE``, else ``lake`` in
-    impcredit.toml, else what the workdir recorded (``<workdir>/lake``): checked up front (an
+    """The workdir's lake for this command: ``--lake``, else ``lake`` in impcredit.toml, else
+    ``IMPCREDIT_LAKE``, else what the workdir recorded (``<workdir>/lake``): checked up front (an
     object store answers, the bucket is there, credentials are found) before anything is read,
     written or decided; a new place is recorded in the workdir when the command ``writes`` it.
     Returns it (a ``Path`` or ``storage.ObjectPath``)."""
+    from flows.settings import run_settings
     from transforms import storage
     from transforms.ingest.store.location import LakeLocationError, use_lake
     from transforms.storage_probe import probe
 
     local_dir(workdir, "--workdir", ledger=True)
-    given = lake or os.environ.get("IMPCREDIT_LAKE") or None
-    if given is None and Path(os.environ.get("IMPCREDIT_CONFIG") or "impcredit.toml").is_file():
-        from transforms.deployment import deployment
-
-        given = deployment().lake
+    try:
+        given = run_settings(lake=lake).lake
+    except ValueError as exc:
+        fail(str(exc))
     try:
         loc = use_lake(workdir.resolve(), given, record=False)
         probe(loc, what="lake")

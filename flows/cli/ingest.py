@@ -28,9 +28,9 @@ def ingest(
     workers: Annotated[int | None, typer.Option("--workers", help=_env.WORKERS_HELP, metavar="N")] = None,
 ) -> None:
     """Ingest a submission into the Parquet lake alone: profiles, validation, quarantine."""
-    common.use_profiles(profiles)
+    cfg, layouts = common.use_profiles(profiles)
     on_cluster = bool(workers or dask_address or os.environ.get("IMPCREDIT_DASK_ADDRESS"))
-    engine = engine or ("polars" if on_cluster else "gx")
+    engine = engine or cfg.validation_engine or ("polars" if on_cluster else "gx")
     if engine not in ("gx", "polars"):
         common.fail(f"--validation-engine must be gx or polars, not {engine!r}")
     if not input.is_dir():
@@ -47,7 +47,8 @@ def ingest(
             with common.console.status("ingesting..."):
                 docs = ((out or workdir) / "data_docs").resolve() if engine == "gx" else None
                 report = ingest_folder(input.resolve(), workdir.resolve(), key, docs_dir=docs, engine=engine,
-                                       cluster=_env.executor(address), key_loader=_env.hash_key)
+                                       cluster=_env.executor(address, cfg), key_loader=_env.hash_key, layouts=layouts,
+                                       memory_up_to_bytes=cfg.ingest().staged_above_bytes, tasks=cfg.staged_tasks)
             paths = report.write_rejects((out or workdir).resolve())
         except common.known_errors() as exc:
             common.fail(str(exc))

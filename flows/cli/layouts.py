@@ -35,27 +35,28 @@ def layouts(ctx: typer.Context, profiles: ProfilesOpt = None, format: listing.Fo
     if ctx.invoked_subcommand is not None:
         ctx.obj = profiles
         return
-    common.use_profiles(profiles)
-    from transforms.ingest.read.profile_files import agency_dir, load_profiles, origin
+    cfg, layouts = common.use_profiles(profiles)
+    from transforms.ingest.read.profile_files import origin
 
     if listing.machine(format, LAYOUT_KEYS, [
             {"name": p.name, "dataset": p.dataset, "product": p.product or None, "extensions": list(p.extensions),
              "report": bool(p.shaped), "line_per_code": bool(p.long), "origin": origin(p).split(" (")[0],
              "file": str(Path(p.source).resolve()) if p.source else None, "description": p.description}
-            for p in load_profiles()]):
+            for p in layouts]):
         return
-    where = agency_dir()
+    where = cfg.profiles
     common.console.print("Payroll layouts: a file is read by the one whose header it holds (data/vendors/"
                          + (f" and {escape(str(where))}" if where else "") + ").", soft_wrap=True)
-    for p in load_profiles():
+    for p in layouts:
         kind = ", ".join(p.extensions) + ("; a report" if p.shaped else "") + ("; a line per code" if p.long else "")
         product = p.product or ("spec section 1" if p.name == "canonical" else "")
         common.console.print(f"[bold]{p.name}[/]  {escape(product)}  ({kind})  [dim]{escape(origin(p))}[/]", soft_wrap=True)
         common.console.print(f"    {escape(p.description)}", soft_wrap=True)
 
 
-def _profiles(ctx: typer.Context, profiles: Path | None) -> None:
-    common.use_profiles(profiles if profiles is not None else ctx.obj)
+def _profiles(ctx: typer.Context, profiles: Path | None):
+    """(the command's settings, the profiles in effect) with ``--profiles`` of the subcommand or of ``layouts``."""
+    return common.use_profiles(profiles if profiles is not None else ctx.obj)
 
 
 @layouts_app.command("check")
@@ -75,7 +76,7 @@ def check(
 
     Example: impcredit layouts check --profiles profiles/ submission/payroll/123456789/journal.csv
     """
-    _profiles(ctx, profiles)
+    _, layouts = _profiles(ctx, profiles)
     from transforms.ingest.layout_check import check_file
 
     results = []
@@ -83,7 +84,7 @@ def check(
         if not path.is_file():
             common.fail(f"{path}: not a file")
         try:
-            result = check_file(path, first_rows=rows)
+            result = check_file(path, first_rows=rows, layouts=layouts)
         except common.known_errors() as exc:
             common.fail(f"{path}: {exc}")
             return
@@ -166,13 +167,13 @@ def draft(
 
     Example: impcredit layouts draft "Paycheck Details.xlsx" --out profiles/square_paycheck_details.yaml
     """
-    _profiles(ctx, profiles)
+    cfg, _ = _profiles(ctx, profiles)
     from transforms.ingest.read.draft import draft_profile, draft_yaml
 
     if not file.is_file():
         common.fail(f"{file}: not a file")
     try:
-        text = draft_yaml(draft_profile(file, name))
+        text = draft_yaml(draft_profile(file, name, cfg.profiles))
     except (ValueError, OSError) as exc:
         common.fail(str(exc))
         return

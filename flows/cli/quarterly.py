@@ -44,7 +44,7 @@ def quarterly(
     profiles: Annotated[Path | None, typer.Option("--profiles", help=common.PROFILES_HELP, metavar="DIR")] = None,
 ) -> None:
     """Quarterly estimates (spec 9): projected credits, installment shares, cap pressure; allocates nothing."""
-    common.use_profiles(profiles)
+    cfg, _ = common.use_profiles(profiles)
     common.show_stages()
     as_of_date = common.parse_date(as_of, "--as-of")
     if quarter not in (1, 2, 3, 4):
@@ -57,11 +57,11 @@ def quarterly(
         # the estimates stage into a temporary local lake: ingested on the cluster when it is this
         # machine's (--workers); a cluster elsewhere computes the estimates only
         _run(input, tax_year, quarter, as_of_date, out_dir, workdir, common.batch_count(batches, address), wait, address,
-             address if workers else None)
+             address if workers else None, common.profiles_param(cfg))
 
 
 def _run(input: Path, tax_year: int, quarter: int, as_of_date, out_dir: Path, workdir: Path, n: int, wait: float,
-         address: str | None, ingest_address: str | None) -> None:
+         address: str | None, ingest_address: str | None, profiles: str | None = None) -> None:
     try:
         api.ensure_api()  # before Prefect is imported
         from flows.fanout import with_task_runner
@@ -78,7 +78,7 @@ def _run(input: Path, tax_year: int, quarter: int, as_of_date, out_dir: Path, wo
             summary = with_task_runner(quarterly_flow, address)(
                 input_dir=input.resolve(), tax_year=tax_year, quarter=quarter, as_of=as_of_date,
                 out_dir=out_dir.resolve(), workdir=workdir.resolve(), params=params, settings=settings,
-                batches=n, wait_seconds=wait, ingest_address=ingest_address,
+                batches=n, wait_seconds=wait, ingest_address=ingest_address, profiles=profiles,
             )
     except common.known_errors() as exc:
         common.fail_or_nothing(exc)

@@ -38,7 +38,7 @@ def settings(
         pad_edge=False, title_justify="left"))
     listing.print_table(out, listing.table(
         [Col("setting", "name"), Col("value"), Col("from", "source")], section("deployment"),
-        title="Deployment (IMPCREDIT_<NAME>, or impcredit.toml; a command's option first)", box=None, pad_edge=False,
+        title="Run settings (a command's option, then impcredit.toml, then IMPCREDIT_<NAME>)", box=None, pad_edge=False,
         title_justify="left"))
     if not parameters:
         return
@@ -66,18 +66,15 @@ def _settings() -> list[dict]:
 
 
 def _deployment() -> list[dict]:
-    from transforms.deployment import deployment, where
+    """The run's operational settings (``flows.settings.RunSettings``) with where each comes from."""
+    from flows.settings import HELP, RunSettings, run_settings, where
 
     try:
-        got = deployment()
-        rows = [("profiles", got.profiles)]
-        if "lake" in type(got).model_fields:
-            rows.append(("lake", getattr(got, "lake", None)))
+        got = run_settings()
     except ValueError as exc:
-        return [{"section": "deployment", "name": "profiles", "value": str(exc).splitlines()[0],
-                 "source": where("profiles")}]
-    return [{"section": "deployment", "name": name, "value": str(value or ""), "source": where(name)}
-            for name, value in rows]
+        return [{"section": "deployment", "name": "(settings)", "value": str(exc).splitlines()[0], "source": ""}]
+    return [{"section": "deployment", "name": name, "value": "" if getattr(got, name) is None else str(getattr(got, name)),
+             "source": where(name), "meaning": HELP.get(name, "")} for name in RunSettings.model_fields]
 
 
 def _parameters() -> list[dict]:

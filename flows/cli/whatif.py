@@ -27,7 +27,7 @@ def whatif(
     profiles: Annotated[Path | None, typer.Option("--profiles", help=common.PROFILES_HELP, metavar="DIR")] = None,
 ) -> None:
     """Run with other settings, parameters, cap or policy; writes outputs and diff.csv, never the ledger."""
-    common.use_profiles(profiles)
+    cfg, _ = common.use_profiles(profiles)
     common.show_stages()
     as_of_date = common.parse_date(as_of, "--as-of")
     common.check_run_args(input, policy, cap)
@@ -61,7 +61,7 @@ def whatif(
             outcome = with_task_runner(whatif_flow, dask_address)(
                 input_dir=input.resolve(), tax_year=tax_year, as_of=as_of_date, out_dir=out_dir,
                 workdir=workdir.resolve(), params=params, settings=settings, assignments=assignments,
-                batches=n, wait_seconds=wait,
+                batches=n, wait_seconds=wait, profiles=common.profiles_param(cfg),
             )
     except common.known_errors() as exc:
         common.fail_or_nothing(exc)

@@ -72,15 +72,16 @@ def _where(path: Path) -> tuple[Path | None, str]:
 
 
 def check_file(path: Path, *, dataset: str = "payroll", first_rows: int = 5,
-               now: dt.datetime | None = None) -> FileCheck:
-    """How ``path`` would be read (see the module's docstring)."""
+               now: dt.datetime | None = None, layouts=None) -> FileCheck:
+    """How ``path`` would be read (see the module's docstring); ``layouts``: the payroll profiles in
+    effect (None: the shipped ones)."""
     root, rel = _where(path)
     context = None
     if root is not None and dataset == "payroll":
         contexts, _ = ctx.contexts(root, [rel])
         context = contexts.get(rel)
     key = HashKey(secrets.token_bytes(32), "ephemeral")  # nothing is kept: the hashes are thrown away
-    tables, problem, bad_sheets, notes = read_tables(dataset, path, rel, key, context)
+    tables, problem, bad_sheets, notes = read_tables(dataset, path, rel, key, context, layouts=layouts)
     out = FileCheck(rel, notes=list(notes))
     if problem is not None:
         out.problem = problem.detail or problem.message
@@ -88,7 +89,7 @@ def check_file(path: Path, *, dataset: str = "payroll", first_rows: int = 5,
     for sheet in bad_sheets:
         out.rejects.append(dict(line=None, column=None, value=None, rule=sheet.problem.rule,
                                 message=sheet.problem.detail or sheet.problem.message, sheet=sheet.sheet))
-    profiles = {p.name: p for p in pfiles.load_profiles()}
+    profiles = {p.name: p for p in (layouts or pfiles.load_profiles())}
     now = now or dt.datetime.now(dt.UTC)
     for st in tables:
         work = FileWork(0, rel, dataset, "")
@@ -100,7 +101,7 @@ def check_file(path: Path, *, dataset: str = "payroll", first_rows: int = 5,
         shown = [c for c in SHOWN if c in head.columns]
         rows = [{**{c: r[c] for c in shown}, "ssn given": "yes" if r.get("ssn_hash") else "no"}
                 for r in head.select(*shown, *(["ssn_hash"] if "ssn_hash" in head.columns else [])).to_dicts()]
-        p = profiles.get(st.profile) or pfiles.canonical_profile(dataset)
+        p = profiles.get(st.profile) or pfiles.canonical_profile(dataset, layouts)
         out.tables.append(TableCheck(
             st.sheet, st.profile, pfiles.origin(p), st.header_line, st.columns, st.staged.height + len(st.ragged),
             rows, shape.words() if shape is not None else "", list(shape.preamble) if shape is not None else [],

@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 
 from transforms import schema
 from transforms.ingest.executors import Executor
+from transforms.ingest.read.profile_files import Layouts
 from transforms.ingest.report import IngestReport
 from transforms.ingest.route import ingest_with
 from transforms.ingest.store import lake as lk
@@ -50,18 +51,24 @@ def ingest_folder(
     engine: str | None = None,
     cluster: Executor | str | None = None,
     key_loader=None,
+    layouts: Layouts | None = None,
+    memory_up_to_bytes: int = STAGED_ABOVE_BYTES,
+    tasks: int = STAGED_TASKS,
 ) -> IngestReport:
     """Ingest a submission folder into the workdir's lake (``<workdir>/lake``, or where
     ``store.location`` says; idempotent; corrected files replace).
 
     ``engine`` evaluates the validation suites: ``"polars"`` (the suites compiled to Polars
     expressions, vectorised; the default) or ``"gx"`` (Great Expectations Core on pandas, file by
-    file; needed for Data Docs, so the default when ``docs_dir`` is given). The environment
-    variable ``IMPCREDIT_VALIDATION_ENGINE`` changes the default.
+    file; needed for Data Docs, so the default when ``docs_dir`` is given).
+
+    ``layouts``: the payroll profiles in effect (``profile_files.load_profiles``; None: the shipped
+    ones). On this process: ``tasks`` at a time, the staging area in memory for a submission up to
+    ``memory_up_to_bytes`` (on disk above it).
 
     ``cluster``: where the tasks run (``executors.Executor``, or its address): this process's threads
     by default, or the workers of a Dask scheduler (the same lake, byte for byte), each loading the
-    ssn hash key with ``key_loader`` (default ``pii.load_key``), which must give ``key`` (checked by
+    ssn hash key with ``key_loader`` (given by the edge: ``flows._env.hash_key``), which must give ``key`` (checked by
     its fingerprint; never sent).
     """
     from filelock import FileLock
@@ -72,7 +79,7 @@ def ingest_folder(
     lake = lk.lake_dir(workdir)
     lake.mkdir(parents=True, exist_ok=True)
     now_utc = _now_utc(now)
-    engine = engine or os.environ.get("IMPCREDIT_VALIDATION_ENGINE") or ("gx" if docs_dir is not None else "polars")
+    engine = engine or ("gx" if docs_dir is not None else "polars")
     if engine not in ENGINES:
         raise ValueError(f"unknown validation engine {engine!r}; known: {', '.join(ENGINES)}")
     if engine == "polars" and docs_dir is not None:
@@ -81,29 +88,15 @@ def ingest_folder(
         raise ValueError("Data Docs are written on one machine: validate with the polars engine on a Dask cluster "
                          "(--validation-engine polars), or run without the cluster for Data Docs")
     executor = Executor.of(cluster)
+    if tasks < 1:
+        raise ValueError(f"tasks at once must be 1 or more, not {tasks}")
     if executor.address is None:  # this process: one task at a time for gx (its context is not shared across threads)
-        executor = Executor(None, 1 if engine == "gx" else _staged_tasks(), executor.worker_wait_s)
-    in_memory = executor.address is None and _submission_bytes(root, Path(workdir)) <= _staged_above()
+        executor = Executor(None, 1 if engine == "gx" else tasks, executor.worker_wait_s)
+    in_memory = executor.address is None and _submission_bytes(root, Path(workdir)) <= memory_up_to_bytes
     with FileLock(lk.lock_path(lake, workdir)):
         return ingest_with(executor, root, Path(workdir), lake, key, now_utc, engine, [Path(workdir)], key_loader,
-                           PIECE_BYTES, BATCH_BYTES, docs_dir=Path(docs_dir) if docs_dir else None, in_memory=in_memory)
-
-
-def _staged_above() -> int:
-    mb = os.environ.get("IMPCREDIT_STAGED_ABOVE_MB")
-    try:
-        return int(float(mb) * 2**20) if mb else STAGED_ABOVE_BYTES
-    except ValueError:
-        raise ValueError(f"IMPCREDIT_STAGED_ABOVE_MB={mb!r}: give a number of megabytes (0: always staged)") from None
-
-
-def _staged_tasks() -> int:
-    n = os.environ.get("IMPCREDIT_STAGED_TASKS")
-    if n is None:
-        return STAGED_TASKS
-    if not n.isdigit() or int(n) < 1:
-        raise ValueError(f"IMPCREDIT_STAGED_TASKS={n!r}: give a whole number of tasks at once, 1 or more")
-    return int(n)
+                           PIECE_BYTES, BATCH_BYTES, docs_dir=Path(docs_dir) if docs_dir else None, in_memory=in_memory,
+                           layouts=layouts)
 
 
 def _submission_bytes(root: Path, workdir: Path) -> int:

@@ -45,7 +45,8 @@ class Plan:
         self.rejects.append(dict(file=rel, line=None, column=None, value=None, rule=rule, message=msg, employer_id=None))
 
 
-def plan_files(root: Path, exclude: list[Path], known: dict, digests=None) -> Plan:
+def plan_files(root: Path, exclude: list[Path], known: dict, digests=None,
+               layouts: profile_files.Layouts | None = None) -> Plan:
     """Discover and hash the files; set aside what is not read (links, unreadable or unknown
     files, content already in the lake or earlier in this run). ``digests``: (sha256, size) of
     each path of a list, computed elsewhere (the workers of a cluster); default two threads here."""
@@ -65,7 +66,7 @@ def plan_files(root: Path, exclude: list[Path], known: dict, digests=None) -> Pl
         st_ingest.say(f"{len(found):,} files, {sum(max(s, 0) for _, s in sums) / 2**20:,.1f} MB read and hashed")
     rels = [path.relative_to(root).as_posix() for _, path in found]
     context_of, manifest_errors = ctx.contexts(root, [r for (d, _), r in zip(found, rels, strict=True) if d == "payroll"])
-    reports = [p for p in profile_files.load_profiles() if p.report is not None]
+    reports = [p for p in (layouts or profile_files.load_profiles()) if p.report is not None]
     for index, ((dataset, path), (sha, size)) in enumerate(zip(found, sums, strict=True)):
         rel = rels[index]
         if rel == sub.PAYROLL_MANIFEST:
@@ -92,7 +93,7 @@ def plan_files(root: Path, exclude: list[Path], known: dict, digests=None) -> Pl
                                            f"same content as {first}, ingested{when}: nothing added"))
             continue
         seen[sha] = rel
-        plan.todo.append(FileWork(index, rel, dataset, sha, context=context))
+        plan.todo.append(FileWork(index, rel, dataset, sha, context=context, layouts=layouts))
         plan.paths[index] = path
         plan.sizes[index] = size
     return plan

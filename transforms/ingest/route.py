@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
 import re
 import shutil
 import uuid
@@ -76,7 +75,7 @@ def _remove_tree(loc) -> None:
 
 def ingest_with(executor: Executor, root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, engine: str,
                 exclude: list[Path], key_loader=None, piece_bytes: int = 0, batch_bytes: int = 0, *,
-                docs_dir: Path | None = None, in_memory: bool = False) -> IngestReport:
+                docs_dir: Path | None = None, in_memory: bool = False, layouts=None) -> IngestReport:
     """Ingest on ``executor`` (see the module's docstring); ``piece_bytes`` and ``batch_bytes``:
     the sizes of the pieces of a big file and of a batch of small ones.
 
@@ -92,7 +91,7 @@ def ingest_with(executor: Executor, root: Path, workdir: Path, lake: Path, key: 
     with client_for(executor) as client:
         try:
             return _ingest(client, root, workdir, lake, key, now, engine, exclude, key_loader, stage,
-                           (piece_bytes, batch_bytes), docs_dir)
+                           (piece_bytes, batch_bytes), docs_dir, layouts)
         finally:
             _remove_tree(lake / STAGING)  # the whole area (one ingest at a time: the lock): no folder marker left
             if sg.is_memory(stage):
@@ -104,7 +103,8 @@ def _same_key(key: HashKey) -> HashKey:
 
 
 def _ingest(client, root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, engine: str,
-            exclude: list[Path], loader, stage, sizes: tuple[int, int], docs_dir: Path | None) -> IngestReport:
+            exclude: list[Path], loader, stage, sizes: tuple[int, int], docs_dir: Path | None,
+            layouts=None) -> IngestReport:
     n = max(1, len(client.scheduler_info().get("workers", {})))
     manifest = lk.load_manifest(lake)
     rels = lake_check.to_verify(lake, manifest)
@@ -123,7 +123,7 @@ def _ingest(client, root: Path, workdir: Path, lake: Path, key: HashKey, now: da
         return [d for part in parts for d in part]
 
     known = manifest["files"]
-    plan = plan_files(root, exclude, known, digests=digests)
+    plan = plan_files(root, exclude, known, digests=digests, layouts=layouts)
     validating = start("validate")
     mapped = _map(client, plan, key, now, engine, stage, n, loader, *sizes, docs_dir=docs_dir)
     if docs_dir is not None:
@@ -167,7 +167,7 @@ def _map(client, plan, key: HashKey, now: datetime, engine: str, stage, n: int, 
     groups += [("files", [w]) for w in one_by_one]
     payroll = sum(sizes[w.index] for w in todo if w.dataset == "payroll")
     buckets = max(n, -(-payroll // BUCKET_BYTES))  # employer partitions: a reduce holds about BUCKET_BYTES of text
-    fail = os.environ.get("IMPCREDIT_FAILPOINT")
+    fail = failpoints.armed()
     fail = fail if fail in failpoints.WORKER_POINTS and not isinstance(client, Threads) else None
     jobs = [ct.MapJob(kind, ws, {w.index: paths[w.index] for w in ws}, {w.index: sizes[w.index] for w in ws}, now, engine,
                       key.key_id, loader, stage, buckets, piece_bytes, fail if i == 0 else None, docs_dir)

@@ -6,8 +6,8 @@ digests, rejects and the paths it wrote with their sha256 (never a row of payrol
 
 Every task is idempotent: it writes under names fixed by its input (a staged part is the same
 bytes when written again), so Dask may run it again on another worker when one dies. The ssn
-hash key is never sent: each worker loads it (``key_loader``, default ``pii.load_key``: its
-environment or key file) and checks it is the driver's by its fingerprint."""
+hash key is never sent: each worker loads it (``key_loader``, given by the edge: ``flows._env.hash_key``,
+its environment or key file) and checks it is the driver's by its fingerprint."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from transforms.ingest.store import lake as lk
 from transforms.ingest.store import lake_files
 from transforms.ingest.store import staged as sg
 from transforms.ingest.store.ordered import ordered
-from transforms.pii import HashKey, KeyError_, load_key
+from transforms.pii import HashKey, KeyError_
 
 POS = ["__k0", "__kf", "__kp"]  # a row's place in the single-process route's order (wide rows, then sums)
 _KEYS: dict[str, HashKey] = {}
@@ -45,7 +45,10 @@ def worker_key(loader, key_id: str) -> HashKey:
     """The ssn hash key on this worker, checked against the driver's fingerprint ``key_id``."""
     key = _KEYS.get(key_id)
     if key is None:
-        key = (loader or load_key)()
+        if loader is None:
+            raise KeyMismatch("a task on a Dask worker needs the key loader of the edge (key_loader: flows._env.hash_key): "
+                              "the key is read on the worker, never sent")
+        key = loader()
         if key.key_id != key_id:
             raise KeyMismatch(
                 f"the ssn hash key of the Dask workers (id {key.key_id}, from {key.source.split(':')[0]}) is not this "

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.products import render_helper
+from transforms.options import DocumentOptions
+from transforms.products import pdf, render_helper
 from transforms.products.award_file import (
     AWARD_FILE_SCHEMA_VERSION,
     certificate_no,
@@ -43,6 +44,7 @@ def write_products(
     findings: list | None = None,
     params=None,
     freed: dict | None = None,
+    options: DocumentOptions | None = None,
 ) -> list[Path]:
     """Write the award file, certificates, notices and reports under ``staging_dir``.
 
@@ -60,7 +62,8 @@ def write_products(
     ``findings``: the ledger's audit findings (spec section 9a), with ``params`` their penalty
     multipliers: ``taxation/recapture.csv`` (written when a finding concerns an application of the
     run) and each notice's block of its findings; ``freed``: the cap findings freed
-    (``finding_documents.freed_cap``), in the cap-sufficiency report.
+    (``finding_documents.freed_cap``), in the cap-sufficiency report. ``options``: the PDFs and the
+    helper process (``transforms.options.DocumentOptions``).
     """
     from transforms.products.finding_documents import (
         ledger_recapture,
@@ -82,10 +85,11 @@ def write_products(
     # the reports (charts, queries of ``con``) are drawn in a second thread while this one writes
     # the pages (mostly the file system's time); nothing else uses ``con`` meanwhile
     # and the PDFs (Typst renders outside Python's lock) while the HTML pages are written
-    jobs: list = []
+    options = options or DocumentOptions()
+    jobs = pdf.Jobs(options)
     documents = int((rows.get_column("awarded_cents") > 0).sum()) + awards.height  # certificates and notices
     # many pages: a helper process renders half of them (``render_helper``; the same files)
-    with (render_helper.Helper() if render_helper.wanted(documents) else nullcontext()) as helper, \
+    with (render_helper.Helper() if render_helper.wanted(documents, options.render_helper) else nullcontext()) as helper, \
             ThreadPoolExecutor(max_workers=2, thread_name_prefix="reports") as pool:
         reports = pool.submit(write_reports, staging_dir, con, employee_years, cap_cents, approval_year, awards=awards,
                               freed=freed)

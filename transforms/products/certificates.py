@@ -120,7 +120,8 @@ def write_certificates(
     if pdf_jobs is not None and pages:
         job = pdf.job("certificates", lambda: [ctx["c"] for _, ctx in pages],
                       Path(staging_dir) / "certificates" / "certificates.pdf", footer=agency.agency.name,
-                      documents=documents or len(pages), names=[p.stem for p, _ in pages])
+                      documents=documents or len(pages), names=[p.stem for p, _ in pages],
+                      options=getattr(pdf_jobs, "options", None))
         if job is not None:
             pdf_jobs.append(job)
     return render_many("certificate.html.j2", pages, helper)

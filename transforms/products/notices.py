@@ -199,7 +199,8 @@ def write_notices(
         pages.append((Path(staging_dir) / "notices" / f"{names[a['application_id']]}.html", {"n": ctx}))
     if pdf_jobs is not None and pages:
         job = pdf.job("notices", lambda: [pdf_record(ctx["n"]) for _, ctx in pages], Path(staging_dir) / "notices" / "notices.pdf",
-                      footer=agency.agency.name, documents=documents or len(pages), names=[p.stem for p, _ in pages])
+                      footer=agency.agency.name, documents=documents or len(pages), names=[p.stem for p, _ in pages],
+                      options=getattr(pdf_jobs, "options", None))
         if job is not None:
             pdf_jobs.append(job)
     return render_many("notice.html.j2", pages, helper)

@@ -11,8 +11,8 @@ faster than one per certificate (about 0.25 ms a page against 6 ms a file here);
 outside Python's lock, so it renders while the HTML pages are written.
 
 Typst takes about 1.5 ms a page here (a certificate is a page, a notice one or more), and memory
-grows with the document. ``IMPCREDIT_PDF``:
-- ``auto`` (default): both kinds when the run has at most ``IMPCREDIT_PDF_MAX`` documents
+grows with the document. ``DocumentOptions.pdf`` (``pdf`` in the run's settings, ``IMPCREDIT_PDF``):
+- ``auto`` (default): both kinds when the run has at most ``pdf_max`` documents
   (default 1,000: a few seconds); a bigger run writes the documents' data beside their folders
   (``certificates/certificates.pdf.json``) and ``impcredit documents --out DIR`` renders them
   when wanted (a state-wide run's 27,000 documents take about 40 s on 2 cores);
@@ -24,42 +24,50 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 from pathlib import Path
+
+from transforms import leftovers
+from transforms.options import DocumentOptions
 
 TEMPLATES = Path(__file__).resolve().parent / "typst"
 KINDS = ("certificates", "notices")
-
-
 MODES = ("auto", "all", "certificates", "none")
 
 
-def wanted(kind: str, documents: int = 0) -> bool:
-    """Whether this kind of document is rendered as PDF by the run (``IMPCREDIT_PDF``), for a run
-    of ``documents`` certificates and notices."""
-    mode = os.environ.get("IMPCREDIT_PDF", "auto")
-    if mode not in MODES:
-        raise ValueError(f"IMPCREDIT_PDF must be {', '.join(MODES)}, not {mode!r}")
-    if mode == "auto":
-        return documents <= int(os.environ.get("IMPCREDIT_PDF_MAX", "1000"))
-    return mode == "all" or (mode == "certificates" and kind == "certificates")
+class Jobs(list):
+    """The PDF jobs of a run's documents (``job``'s results, run beside the HTML pages) and the
+    options they follow (``DocumentOptions``)."""
+
+    def __init__(self, options: DocumentOptions | None = None) -> None:
+        super().__init__()
+        self.options = options or DocumentOptions()
 
 
-def deferred(kind: str, documents: int) -> bool:
+def wanted(kind: str, documents: int = 0, options: DocumentOptions | None = None) -> bool:
+    """Whether this kind of document is rendered as PDF by the run, for a run of ``documents``
+    certificates and notices."""
+    o = options or DocumentOptions()
+    if o.pdf == "auto":
+        return documents <= o.pdf_max
+    return o.pdf == "all" or (o.pdf == "certificates" and kind == "certificates")
+
+
+def deferred(kind: str, documents: int, options: DocumentOptions | None = None) -> bool:
     """Whether the run leaves this kind's PDF as data for ``impcredit documents`` (``auto`` over
     the limit)."""
-    return os.environ.get("IMPCREDIT_PDF", "auto") == "auto" and not wanted(kind, documents)
+    return (options or DocumentOptions()).pdf == "auto" and not wanted(kind, documents, options)
 
 
-def job(kind: str, records, target: Path, *, footer: str, documents: int, names: list[str] | None = None):
+def job(kind: str, records, target: Path, *, footer: str, documents: int, names: list[str] | None = None,
+        options: DocumentOptions | None = None):
     """The PDF of ``records`` (a list, or a callable giving it: built only when needed), and with
     ``names`` one PDF per record beside it (``<name>.pdf``, what an employer portal attaches): a
     job (a callable giving the paths) to run beside the HTML pages when the run renders it; its
     data written beside the folder (``<target>.json``) for ``impcredit documents`` when
     deferred; else None."""
-    if wanted(kind, documents):
+    if wanted(kind, documents, options):
         return lambda: render_all(kind, records() if callable(records) else records, target, footer=footer, names=names)
-    if deferred(kind, documents):
+    if deferred(kind, documents, options):
         import orjson
 
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -117,7 +125,7 @@ def render(kind: str, records: list[dict], path: Path, *, footer: str) -> Path:
     import typst
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="impcredit-pdf-") as tmp:
+    with leftovers.temp_dir("pdf") as tmp:
         root = Path(tmp)
         shutil.copy(TEMPLATES / f"{kind}.typ", root / "main.typ")
         (root / "data.json").write_text(json.dumps({kind: records, "footer": footer}, ensure_ascii=False), encoding="utf-8")

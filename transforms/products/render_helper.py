@@ -7,7 +7,8 @@ sends it half of a template's pages (pickled on its stdin, by a thread, so this 
 with its own half at once) and waits for its one-line answer. The pages are the same files whichever
 process writes them. Nothing the helper does can fail a run or lose a page: a helper that could not
 start, died or answered an error leaves its pages to this process, which renders them itself (and
-so raises the template's own error, if that was it). ``IMPCREDIT_RENDER_HELPER=0`` turns it off.
+so raises the template's own error, if that was it). ``render_helper = false`` in the run's settings
+(``DocumentOptions``; ``IMPCREDIT_RENDER_HELPER=0``) turns it off.
 """
 
 from __future__ import annotations
@@ -21,19 +22,15 @@ import sys
 import threading
 from pathlib import Path
 
-ENV = "IMPCREDIT_RENDER_HELPER"
 # fewer pages than this: the helper's start (0.7 s: Python and the products' imports) is not repaid
 # (measured: 2,729 pages took 1.1-1.8 s with it or without; 26,887 pages 9.6 s without, 7.0 s with)
 MIN_PAGES = 5000
 _LEN = struct.Struct("<Q")
 
 
-def wanted(pages: int) -> bool:
-    """Whether a run of ``pages`` pages starts a helper (and ``IMPCREDIT_RENDER_HELPER`` allows it)."""
-    setting = os.environ.get(ENV, "1").strip()
-    if setting not in ("0", "1"):
-        raise ValueError(f"{ENV} must be 0 (no helper process) or 1, not {setting!r}")
-    return setting == "1" and pages >= MIN_PAGES and (os.cpu_count() or 1) > 1
+def wanted(pages: int, allowed: bool = True) -> bool:
+    """Whether a run of ``pages`` pages starts a helper (``allowed``: the run's settings allow it)."""
+    return allowed and pages >= MIN_PAGES and (os.cpu_count() or 1) > 1
 
 
 class Job:

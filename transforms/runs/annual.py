@@ -24,6 +24,7 @@ from transforms.award.changes import memberships, since_last_run
 from transforms.award.decide import ROW_SCHEMA, Decisions, awards_output
 from transforms.award.decide import decide as decide_applications
 from transforms.award.held import HELD_CSV
+from transforms.options import DocumentOptions
 from transforms.outputs import (
     StagedOutputs,
     clean_stale_staging,
@@ -104,6 +105,8 @@ class RunContext:
     confirmed: pl.DataFrame | None = None  # what the releases decided by this run take as read (the ledger keeps it)
     findings: list | None = None  # the ledger's audit findings (spec 9a), applied to what the run reports
     computed_years: pl.DataFrame | None = None  # the employee-years as computed, before findings (the ledger keeps them)
+    invoked_at: float | None = None  # when the command started (epoch seconds; what the user waited: flows.cli)
+    documents: DocumentOptions | None = None  # the PDFs and the helper process (the run's settings)
 
     @property
     def ledger_path(self) -> Path:
@@ -260,8 +263,8 @@ def write_run_products(ctx: RunContext, con, staging: StagedOutputs, decisions: 
             staging.dir, con=con, awards=decisions.awards, employee_years=result.employees,
             rejects=staged.rejects, run_id=ctx.run_id, tax_year=ctx.tax_year, approval_year=ctx.as_of.year,
             cap_cents=decisions.cap_cents, history=history, held=ctx.held, members=result.members,
-            addresses=addresses(staged.frames["applications"], ids), named_by=named_by(ctx.workdir, staged.frames["payroll"], staged.collect),
-            findings=ctx.findings, params=ctx.params, freed=freed,
+            addresses=addresses(staged.frames["applications"], ids), named_by=named_by(ctx.workdir, staged.frames["payroll"], staged.collect, staged.layouts),
+            findings=ctx.findings, params=ctx.params, freed=freed, options=ctx.documents,
         )
         made += write_good_faith(staging.dir, con, ctx.workdir, ctx.tax_year, decisions.awards, ctx.findings or [],
                                  ctx.params)
@@ -281,7 +284,7 @@ def write_run_products(ctx: RunContext, con, staging: StagedOutputs, decisions: 
 def commit(ctx: RunContext, con, decisions: Decisions, summary: RunSummary, employee_years: pl.DataFrame) -> None:
     """The run's ledger rows in one transaction (the cap checked inside it)."""
     record = run_record(summary, started_at=ctx.started_at, settings=ctx.settings, params=ctx.params,
-                        staged=ctx.staged, quarter=ctx.quarter)
+                        staged=ctx.staged, quarter=ctx.quarter, invoked_at=ctx.invoked_at)
     failpoints.hit("outputs_written")
     released = [a for a in acts.pending_releases(con) if a in set(decisions.new.get_column("application_id").to_list())]
     confirmed = None

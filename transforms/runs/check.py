@@ -30,14 +30,13 @@ from __future__ import annotations
 
 import datetime as dt
 import secrets
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import polars as pl
 
-from transforms import schema
+from transforms import leftovers, schema
 from transforms.runs.inputs import (
     RunError,
     StagedInputs,
@@ -195,9 +194,10 @@ def _aware(now: dt.datetime | None) -> dt.datetime:
     return now if now.tzinfo else now.replace(tzinfo=ZoneInfo(schema.NJ_TZ))  # naive: New Jersey time, as ingest
 
 
-def check_submission(input_dir: Path, *, now: dt.datetime | None = None) -> CheckResult:
+def check_submission(input_dir: Path, *, now: dt.datetime | None = None, layouts=None) -> CheckResult:
     """Read the submission in ``input_dir`` as the agency will, decide nothing, keep nothing (see
-    the module). ``now``: the instant of the check (default: now; naive means New Jersey time)."""
+    the module). ``now``: the instant of the check (default: now; naive means New Jersey time);
+    ``layouts``: the payroll profiles in effect (None: the shipped ones)."""
     from transforms.ingest import ingest_folder
 
     input_dir = Path(input_dir)
@@ -207,13 +207,13 @@ def check_submission(input_dir: Path, *, now: dt.datetime | None = None) -> Chec
     check_complete(input_dir)  # SubmissionIncomplete: the annual run's one line
     checked_at = _aware(now)
     key = _ephemeral_key()
-    with tempfile.TemporaryDirectory(prefix=TEMP_PREFIX) as tmp:
+    with leftovers.temp_dir("check") as tmp:
         workdir = Path(tmp)
         # the ingest of a fresh lake, as the annual run's first step does it: what it says of each file
-        report = ingest_folder(input_dir, workdir, key, now=checked_at)
+        report = ingest_folder(input_dir, workdir, key, now=checked_at, layouts=layouts)
         staged, stop = None, None
         try:  # the annual run's reading step over that lake (its files are in it: nothing is read twice)
-            staged = stage_inputs(input_dir, workdir, key)
+            staged = stage_inputs(input_dir, workdir, key, layouts=layouts)
         except SubmissionIncomplete as exc:  # read, but the annual run would stop here
             stop = str(exc)
         rejects = pl.concat([report.rejects, staged.rejects if staged else report.rejects.clear()]).unique()
@@ -232,7 +232,7 @@ def check_submission(input_dir: Path, *, now: dt.datetime | None = None) -> Chec
                 result.notes.append("The submission holds no application: there would be nothing to decide.")
     from transforms.runs.check_readings import read_again
 
-    result.readings, app_of = read_again(input_dir)
+    result.readings, app_of = read_again(input_dir, layouts)
     result.rejects = [_named(r, app_of, holds) for r in result.rejects]
     return result
 

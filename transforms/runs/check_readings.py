@@ -135,8 +135,9 @@ def _parses(text: str, fmt: str) -> bool:
     return True
 
 
-def read_again(input_dir: Path) -> tuple[list[Reading], dict[tuple[str, int], str]]:
-    """(the readings to say, (file, line) -> the application id a roster or application line gives)."""
+def read_again(input_dir: Path, layouts=None) -> tuple[list[Reading], dict[tuple[str, int], str]]:
+    """(the readings to say, (file, line) -> the application id a roster or application line gives);
+    ``layouts``: the payroll profiles in effect (None: the shipped ones)."""
     from transforms.ingest.read import context as ctx
     from transforms.ingest.read import profile_files as pfiles
     from transforms.ingest.read.tables import discover, read_tables
@@ -146,19 +147,19 @@ def read_again(input_dir: Path) -> tuple[list[Reading], dict[tuple[str, int], st
     found = [(d, p) for d, p in discover(root) if d in ("payroll", "roster", "applications")]
     rels = [p.relative_to(root).as_posix() for _, p in found]
     contexts, _ = ctx.contexts(root, [r for (d, _), r in zip(found, rels, strict=True) if d == "payroll"])
-    profiles = {p.name: p for p in pfiles.load_profiles()}
+    profiles = {p.name: p for p in (layouts or pfiles.load_profiles())}
     key = HashKey(secrets.token_bytes(32), "ephemeral")  # nothing is kept: the hashes are thrown away
     readings: list[Reading] = []
     app_of: dict[tuple[str, int], str] = {}
     for (dataset, path), rel in zip(found, rels, strict=True):
         try:
-            tables, problem, _, _ = read_tables(dataset, path, rel, key, contexts.get(rel))
+            tables, problem, _, _ = read_tables(dataset, path, rel, key, contexts.get(rel), layouts=layouts)
         except Exception:  # noqa: BLE001 - said by the ingest's own record of the file
             continue
         for st in tables if problem is None else []:
             where = _where(rel, st.sheet)
             profile = profiles.get(st.profile) if dataset == "payroll" else None
-            profile = profile or pfiles.canonical_profile(dataset)
+            profile = profile or pfiles.canonical_profile(dataset, layouts)
             readings += header_readings(where, st.columns, profile) + value_readings(where, st, profile)
             if "application_id" in st.text.columns:
                 for line, app in st.text.select("__line", "application_id").iter_rows():

@@ -15,7 +15,9 @@ import polars as pl
 
 from transforms import failpoints, schema
 from transforms.ingest.check.identity import resolve as resolve_identities
+from transforms.ingest.executors import Executor
 from transforms.ingest.store.standing import STANDING_SCHEMA
+from transforms.options import IngestOptions
 from transforms.outputs import sha256_file, write_csv
 from transforms.pii import HashKey
 from transforms.reference.parameters import Parameters
@@ -132,7 +134,8 @@ class StagedInputs:
     standing: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=STANDING_SCHEMA))
     named: dict = field(default_factory=dict)
     unclaimed_without_ssn: int = 0  # payroll rows of no claimed employee without an ssn (count for no one)
-    cluster: str | None = None  # the Dask scheduler that ingested (``collect`` reads the payroll there)
+    cluster: object | None = None  # the executor that ingested (``collect`` reads the payroll there on a cluster)
+    layouts: tuple | None = None  # the payroll profiles the run read with (``profile_files.Layouts``; None: shipped)
 
     def collect(self, plan: pl.LazyFrame) -> pl.DataFrame:
         """A (small) result of a plan over the lake's payroll: collected by a worker of the run's
@@ -192,21 +195,32 @@ def input_file_records(input_dir: Path, known: dict[str, str] | None = None) -> 
             for e in discover(input_dir) if e.kind == "file"]
 
 
-def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: bool = False, cluster: str | None = None,
-                 key_loader=None) -> StagedInputs:
+def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: bool = False, cluster=None,
+                 key_loader=None, layouts=None, options: IngestOptions | None = None) -> StagedInputs:
     """Ingest the submission into the lake (vendor layouts, validation suites, quarantine; the
     ssn is hashed on first read), then read every dataset back from the lake. ``data_docs``:
     validate with Great Expectations itself and keep its Data Docs of the files validated
-    (``StagedInputs.write_data_docs``). ``cluster``: a Dask scheduler's address: its workers
-    ingest (``transforms.ingest.route``), loading the key with ``key_loader``."""
+    (``StagedInputs.write_data_docs``). ``cluster``: a Dask executor (``executors.Executor`` or a
+    scheduler's address): its workers ingest (``transforms.ingest.route``), loading the key with
+    ``key_loader``. ``layouts``: the payroll profiles in effect (None: the shipped ones);
+    ``options``: how the ingest reads (``transforms.options.IngestOptions``)."""
     from transforms.ingest import ingest_folder
     from transforms.ingest.store.lake import scan_lake
 
     check_complete(input_dir, workdir, cluster)
+    if (gone := lake_gone(workdir)) is not None:  # said, then rebuilt from the submission
+        from transforms.stages import LOG
+
+        LOG.warning("ingest: %s", gone)
     docs_dir = workdir / ".data_docs" if data_docs else None
     if docs_dir is not None:
         shutil.rmtree(docs_dir, ignore_errors=True)  # a crashed run's (one run at a time per workdir)
-    report = ingest_folder(input_dir, workdir, key, docs_dir=docs_dir, cluster=cluster, key_loader=key_loader)
+    o = options or IngestOptions()
+    if cluster is not None and not isinstance(cluster, Executor):
+        cluster = Executor(cluster, worker_wait_s=o.worker_wait_s)
+    report = ingest_folder(input_dir, workdir, key, docs_dir=docs_dir, cluster=cluster, key_loader=key_loader,
+                           layouts=layouts, engine=o.validation_engine, memory_up_to_bytes=o.staged_above_bytes,
+                           tasks=o.staged_tasks)
     check_files_read(report)
     standing, named = check_standing(workdir)
     if not report.files:
@@ -229,8 +243,34 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: boo
     staged = StagedInputs(frames, pl.concat([report.rejects, ids.rejects]), input_file_records(input_dir, hashed),
                           key.source, key.key_id, report, docs_dir, pl.concat([standing, ids.lines]), named)
     staged.unclaimed_without_ssn = ids.unclaimed_without_ssn
-    staged.cluster = cluster
+    staged.cluster, staged.layouts = cluster, layouts
     return staged
+
+
+def lake_gone(workdir: Path) -> str | None:
+    """One line when the lake this workdir's ledger read in its annual runs is gone (its manifest
+    no longer there: a fresh object store, a deleted folder), else None: the run says so, then
+    rebuilds the lake from the submission; the decisions in the ledger stand."""
+    from transforms.award import ledger
+    from transforms.ingest.store.lake import MANIFEST
+    from transforms.ingest.store.location import lake_dir
+
+    path = workdir / "impcredit.duckdb"
+    if not path.is_file():
+        return None
+    lake = lake_dir(workdir)
+    if (lake / MANIFEST).is_file():
+        return None
+    con = ledger.connect(path, read_only=True)
+    try:
+        runs = con.sql("SELECT count(*) FROM runs WHERE kind = 'annual'").fetchall()[0][0]
+    finally:
+        con.close()
+    if not runs:
+        return None
+    return (f"the lake this workdir's {runs} annual run(s) read ({lake}) is gone (no {MANIFEST}): it is rebuilt "
+            "from this submission; the decisions in the ledger stand (a submission without every earlier file "
+            "reads only what it holds)")
 
 
 def _collect(plan: pl.LazyFrame) -> pl.DataFrame:
@@ -317,13 +357,14 @@ def check_tax_year(applications: pl.LazyFrame | pl.DataFrame, tax_year: int, as_
     return late.height
 
 
-def named_by(workdir: Path, payroll, collect=pl.LazyFrame.collect) -> dict[str, str]:
+def named_by(workdir: Path, payroll, collect=pl.LazyFrame.collect, layouts=None) -> dict[str, str]:
     """employer id -> the product whose report gave its payroll rows no employee id (the printed name
-    is the id: ``Profile.employee_id_from``), said in the employer's notice."""
+    is the id: ``Profile.employee_id_from``), said in the employer's notice (``layouts``: the
+    profiles the run read with)."""
     from transforms.ingest.read.profile_files import load_profiles
     from transforms.ingest.store.lake import lake_dir, load_manifest
 
-    naming = {p.name: p.product or p.name for p in load_profiles() if p.employee_id_from}
+    naming = {p.name: p.product or p.name for p in (layouts or load_profiles()) if p.employee_id_from}
     if not naming:
         return {}
     files = {f["file"]: naming[f["profile"]] for f in load_manifest(lake_dir(workdir))["files"].values()

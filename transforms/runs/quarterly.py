@@ -232,7 +232,7 @@ def run_quarterly(ctx: steps.RunContext) -> QuarterlySummary:
                 "inputs_sha256": staged.inputs_sha256,
                 "status": "completed with rejections" if summary.rejected_rows else "completed",
                 "started_at": started_at, "committed_at": ledger.now_utc(),
-                "summary_json": summary_json(summary, staged),
+                "summary_json": summary_json(summary, staged, ctx.invoked_at),
             }
             ledger.commit_run(con, record, empty_decisions(), staged.files, max(cap, approved))
             var = variance(con, workdir, tax_year)

@@ -98,16 +98,13 @@ def short_run_id(run_id: str) -> str:
     return stamp[9:17] if stamp else parts[-1][:8]
 
 
-def waited_seconds() -> float | None:
-    """Seconds since the ``impcredit`` command started (its process, set by ``flows.cli.app.main``):
-    what the user waited for the run, start-up included; None when not run from the command."""
-    import os
+def waited_seconds(invoked_at: float | None) -> float | None:
+    """Seconds since the ``impcredit`` command started (``invoked_at``, the epoch second its process
+    began, given by ``flows.cli``): what the user waited for the run, start-up included; None when
+    not run from the command."""
     import time
 
-    try:
-        return round(time.time() - float(os.environ["IMPCREDIT_INVOKED_AT"]), 2)
-    except (KeyError, ValueError):
-        return None
+    return None if invoked_at is None else round(time.time() - invoked_at, 2)
 
 
 def find_run(run_ids: list[str], given: str) -> str:
@@ -151,7 +148,7 @@ def nj_time(utc: dt.datetime) -> str:
 
 
 def run_record(summary: RunSummary, *, started_at: dt.datetime, settings: Settings, params: Parameters,
-               staged: StagedInputs, quarter: int | None = None) -> dict:
+               staged: StagedInputs, quarter: int | None = None, invoked_at: float | None = None) -> dict:
     return {
         "run_id": summary.run_id,
         "kind": summary.kind,
@@ -167,15 +164,15 @@ def run_record(summary: RunSummary, *, started_at: dt.datetime, settings: Settin
         "status": "completed with rejections" if summary.rejected_rows else "completed",
         "started_at": started_at,
         "committed_at": ledger.now_utc(),
-        "summary_json": summary_json(summary, staged),
+        "summary_json": summary_json(summary, staged, invoked_at),
     }
 
 
-def summary_json(summary, staged: StagedInputs) -> str:
+def summary_json(summary, staged: StagedInputs, invoked_at: float | None = None) -> str:
     """A run record's ``summary_json``: the summary (its outputs aside), the lake's digest, the wall
     time the user waited and the control groups' memberships (what the next run compares)."""
     return json.dumps({**{k: v for k, v in summary.to_dict().items() if k != "outputs"},
-                       "lake_sha256": staged.lake_sha256, "wall_seconds": waited_seconds(),
+                       "lake_sha256": staged.lake_sha256, "wall_seconds": waited_seconds(invoked_at),
                        "control_groups": memberships(staged.frames.get("control_groups"))}, sort_keys=True, default=str)
 
 

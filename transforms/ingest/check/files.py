@@ -147,7 +147,7 @@ def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Pat
 def read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, docs_dir: Path | None, engine: str) -> None:
     """Read, stage and validate one file into ``work`` (touches nothing shared)."""
     rel = work.rel
-    tables, problem, bad_sheets, notes = read_tables(work.dataset, path, rel, key, work.context)
+    tables, problem, bad_sheets, notes = read_tables(work.dataset, path, rel, key, work.context, layouts=work.layouts)
     work.notes += notes
     if problem is not None:
         work.file_problem = problem.message

@@ -8,7 +8,6 @@ seconds) and shared; GX is imported only when this engine runs.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import threading
 from pathlib import Path
@@ -24,7 +23,6 @@ _STATE: dict = {}
 
 def _quiet_gx() -> None:
     logging.getLogger("great_expectations").setLevel(logging.WARNING)
-    os.environ.setdefault("GX_ANALYTICS_ENABLED", "false")
 
 
 def gx_state() -> dict:

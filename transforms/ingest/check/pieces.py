@@ -51,7 +51,7 @@ def validate_in_pieces(work: FileWork, path: Path, size: int, piece_bytes: int, 
     cuts = pieces(path, size, piece_bytes)
 
     def screen(piece: Piece) -> tuple[Screened, hd.Match, list[str]] | None:
-        got = read_simple(work.dataset, path, piece)
+        got = read_simple(work.dataset, path, piece, work.layouts)
         if got is None:
             return None
         table, m, notes = got
@@ -90,7 +90,7 @@ def validate_in_pieces(work: FileWork, path: Path, size: int, piece_bytes: int, 
                       tally=[[0, 0, 0] for _ in screened[0].tally])
 
     def piece_table(piece: Piece) -> StagedTable:
-        table, m, _ = read_simple(work.dataset, path, piece)
+        table, m, _ = read_simple(work.dataset, path, piece, work.layouts)
         st = stage_table(work.dataset, m, table, key, work.rel)
         st.ssn_digits = file_ssns
         return st

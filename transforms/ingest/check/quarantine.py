@@ -31,6 +31,7 @@ class FileWork:
     problem_rule: str | None = None  # the rule of a whole-file reject (unknown_layout, wrong_types ...)
     padded_ssns: int = 0  # ssns of 7 or 8 digits padded with the leading zeros a spreadsheet dropped
     context: object | None = None  # what the submission says of the file outside its rows (context.FileContext)
+    layouts: tuple | None = None  # the payroll profiles in effect (profile_files.Layouts; None: the shipped ones)
     shape_lines: int = 0  # a report's preamble, totals, block, repeated-header and note lines
     notes: list[str] = field(default_factory=list)
     passed: list[pl.DataFrame] = field(default_factory=list)  # staged rows that passed the suite

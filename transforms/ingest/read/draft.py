@@ -127,9 +127,10 @@ def _candidate(words, sheet: str | None, records: Records) -> _Candidate | None:
     return best
 
 
-def draft_profile(path: Path, name: str | None = None) -> Draft:
-    """The draft of ``path``'s layout (see the module's docstring)."""
-    words = pfiles.vocabulary().reader()  # the shipped words and the agency's (not its profiles: one may be the draft)
+def draft_profile(path: Path, name: str | None = None, agency: Path | None = None) -> Draft:
+    """The draft of ``path``'s layout (see the module's docstring); ``agency``: the agency's
+    profiles folder, whose vocabulary.yaml adds words."""
+    words = pfiles.vocabulary(agency).reader()  # the shipped words and the agency's (not its profiles: one may be the draft)
     tables = _tables(path)
     cands = [c for sheet, records in tables if (c := _candidate(words, sheet, records)) is not None]
     if not cands:

@@ -1,10 +1,12 @@
 """Where profiles come from: the shipped ``data/vendors/`` and the agency's own folder.
 
-The agency's folder (``--profiles DIR`` on every command that reads payroll, the environment
-variable ``IMPCREDIT_PROFILES``, or ``profiles`` in the settings file: ``transforms.deployment``)
-holds profiles written by its analysts, read through the same strict schema; one with a shipped
-profile's name replaces it. A ``vocabulary.yaml`` there adds phrases and words to the shipped
-vocabulary. Each profile knows its file (``Profile.source``).
+The agency's folder (``--profiles DIR`` on every command that reads payroll, ``IMPCREDIT_PROFILES``
+or ``profiles`` in ``impcredit.toml``: the run's settings, ``flows/settings.py``) holds profiles
+written by its analysts, read through the same strict schema; one with a shipped profile's name
+replaces it. A ``vocabulary.yaml`` there adds phrases and words to the shipped vocabulary. Each
+profile knows its file (``Profile.source``). The profiles in effect (``load_profiles``: a tuple,
+``Layouts``) are loaded once at the edge and passed to what reads files (``layouts=``); none given
+means the shipped ones.
 
 A profile that cannot be used stops the run before anything is read, with one line naming the file,
 the key and what to write (``ProfileError``): a run never reads a submission with half its layouts.
@@ -12,7 +14,6 @@ the key and what to write (``ProfileError``): a run never reads a submission wit
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from pathlib import Path
 
@@ -30,7 +31,6 @@ from transforms.ingest.read.vocabulary import (
 )
 
 VENDORS_DIR = Path(__file__).resolve().parents[3] / "data" / "vendors"
-ENV = "IMPCREDIT_PROFILES"
 VOCABULARY = VOCABULARY_FILE.name
 
 
@@ -38,27 +38,11 @@ class ProfileError(ValueError):
     """A profile (or the profiles folder) cannot be used: one line, file, key and what to write."""
 
 
-def agency_dir() -> Path | None:
-    """The agency's profiles folder in effect (option/environment, else the settings file), or None."""
-    value = os.environ.get(ENV)
-    if value:
-        return Path(value)
-    if not Path(os.environ.get("IMPCREDIT_CONFIG") or "impcredit.toml").is_file():
-        return None  # no settings file: nothing to read (and pydantic-settings not imported)
-    from transforms.deployment import deployment
-
-    try:
-        return deployment().profiles
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise ProfileError(f"settings: {'.'.join(str(x) for x in err['loc'])}: {err['msg']}") from None
-
-
 def _fingerprint(d: Path | None) -> tuple:
     if d is None:
         return ()
     if not d.is_dir():
-        raise ProfileError(f"{d}: the profiles folder does not exist (set by --profiles, {ENV} or the settings file)")
+        raise ProfileError(f"{d}: the profiles folder does not exist (set by --profiles, IMPCREDIT_PROFILES or profiles in impcredit.toml)")
     return tuple((p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(d.glob("*.yaml")))
 
 
@@ -144,18 +128,20 @@ def _load(agency: Path | None, _fp: tuple) -> tuple[Profile, ...]:
     return tuple(sorted(shipped.values(), key=lambda p: (p.name != "canonical", p.name)))
 
 
-def load_profiles(agency: Path | None = None) -> tuple[Profile, ...]:
+Layouts = tuple[Profile, ...]  # the payroll profiles in effect, ``canonical`` first
+
+
+def load_profiles(agency: Path | None = None) -> Layouts:
     """All payroll profiles, ``canonical`` first: the shipped ones and, over them, the agency's
-    (``agency``, else the folder in effect: ``agency_dir``)."""
-    d = agency if agency is not None else agency_dir()
-    d = d.resolve() if d is not None else None
+    folder ``agency`` (None: the shipped ones alone)."""
+    d = agency.resolve() if agency is not None else None
     return _load(d, _fingerprint(d))
 
 
 def vocabulary(agency: Path | None = None) -> Vocabulary:
     """The shipped vocabulary with the agency's ``vocabulary.yaml`` (if any) on top."""
     shared = load_vocabulary()
-    d = agency if agency is not None else agency_dir()
+    d = agency
     if d is None or not (d / VOCABULARY).is_file():
         return shared
     try:
@@ -184,16 +170,18 @@ def _canonical(dataset: str, base: Profile) -> Profile:
     return made
 
 
-def canonical_profile(dataset: str) -> Profile:
+def canonical_profile(dataset: str, layouts: Layouts | None = None) -> Profile:
     """The canonical CSV layout of ``dataset`` (payroll: canonical.yaml; others: the schema)."""
-    base = next(p for p in load_profiles() if p.name == "canonical")
+    base = next(p for p in (layouts or load_profiles()) if p.name == "canonical")
     return _canonical(dataset, base)
 
 
-def profiles_for(dataset: str, fmt: str) -> list[Profile]:
+def profiles_for(dataset: str, fmt: str, layouts: Layouts | None = None) -> list[Profile]:
+    """The layouts a file of ``dataset`` in format ``fmt`` may be (``layouts``: those in effect;
+    None: the shipped ones)."""
     if dataset != "payroll":
-        return [canonical_profile(dataset)] if fmt == "csv" else []
-    return [p for p in load_profiles() if fmt in p.formats]
+        return [canonical_profile(dataset, layouts)] if fmt == "csv" else []
+    return [p for p in (layouts or load_profiles()) if fmt in p.formats]
 
 
 def origin(profile: Profile) -> str:
@@ -204,5 +192,5 @@ def origin(profile: Profile) -> str:
     return f"agency ({src})"
 
 
-__all__ = ["ENV", "VENDORS_DIR", "ProfileError", "agency_dir", "canonical_profile", "load_profiles", "origin",
+__all__ = ["VENDORS_DIR", "Layouts", "ProfileError", "canonical_profile", "load_profiles", "origin",
            "profiles_for", "read_profile", "vocabulary"]

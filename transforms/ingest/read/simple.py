@@ -43,7 +43,8 @@ def first_line_layout(cands: list, data: bytes) -> tuple[tuple[hd.Match, str] | 
     return best, nearest
 
 
-def read_simple(dataset: str, path: Path, piece: Piece | None = None) -> tuple[rd.RawTable, hd.Match, list[str]] | None:
+def read_simple(dataset: str, path: Path, piece: Piece | None = None, layouts: pfiles.Layouts | None = None
+                ) -> tuple[rd.RawTable, hd.Match, list[str]] | None:
     """(table, match, notes) of a delimited file of a known layout that Polars' reader maps
     exactly (``readers.read_delimited_fast``): what ``read_tables`` would read, before staging.
     None for anything else (workbooks, unknown layouts, a quote inside a quoted field...):
@@ -51,37 +52,39 @@ def read_simple(dataset: str, path: Path, piece: Piece | None = None) -> tuple[r
     ``piece``: only those rows of the file (its header line, then the piece's lines)."""
     ext = path.suffix.lower()
     data = b"" if ext in wbk.WORKBOOK_EXT else path.read_bytes() if piece is None else piece.read(path)
-    got = _read_simple(dataset, [(ext, data)])[0]
+    got = _read_simple(dataset, [(ext, data)], layouts)[0]
     if got is not None and piece is not None and piece.first_line != 2:
         got[0].frame = got[0].frame.with_columns(pl.col("__line") + (piece.first_line - 2))
     return got
 
 
-def read_simple_many(dataset: str, paths: list[Path]) -> list[tuple[rd.RawTable, hd.Match, list[str]] | None]:
+def read_simple_many(dataset: str, paths: list[Path], layouts: pfiles.Layouts | None = None
+                     ) -> list[tuple[rd.RawTable, hd.Match, list[str]] | None]:
     """``[read_simple(dataset, p) for p in paths]``, with one call of Polars' reader per layout
     (``readers.read_delimited_fast_many``) and the layout found once per header line."""
     return _read_simple(dataset, [(p.suffix.lower(), b"" if p.suffix.lower() in wbk.WORKBOOK_EXT else p.read_bytes())
-                                  for p in paths])
+                                  for p in paths], layouts)
 
 
-def _read_simple(dataset: str, files: list[tuple[str, bytes]]) -> list[tuple[rd.RawTable, hd.Match, list[str]] | None]:
-    """``read_simple`` of each (extension, bytes)."""
+def _read_simple(dataset: str, files: list[tuple[str, bytes]], layouts: pfiles.Layouts | None = None
+                 ) -> list[tuple[rd.RawTable, hd.Match, list[str]] | None]:
+    """``read_simple`` of each (extension, bytes); ``layouts``: the profiles in effect (None: shipped)."""
     out: list[tuple[rd.RawTable, hd.Match, list[str]] | None] = [None] * len(files)
     groups: dict[tuple[str, tuple[str, ...]], list[tuple[int, bytes, hd.Match]]] = {}
-    layouts: dict[tuple[str, bytes], tuple[hd.Match, str] | None] = {}
+    by_header: dict[tuple[str, bytes], tuple[hd.Match, str] | None] = {}
     for i, (ext, data) in enumerate(files):
-        cands = [p for p in pfiles.profiles_for(dataset, "csv") if ext in p.extensions and not p.shaped
+        cands = [p for p in pfiles.profiles_for(dataset, "csv", layouts) if ext in p.extensions and not p.shaped
                  and p.transposed is None]
         if ext in wbk.WORKBOOK_EXT or not cands or not data or data.isspace():
             continue
         line = data.split(b"\n", 1)[0]
         key = (ext, line) if _first_record(line, cands) else None
-        if key is not None and key in layouts:
-            best = layouts[key]
+        if key is not None and key in by_header:
+            best = by_header[key]
         else:
             best, _ = first_line_layout(cands, data)
             if key is not None:
-                layouts[key] = best
+                by_header[key] = best
         if best is not None:
             m, delim = best
             groups.setdefault((delim, tuple(m.profile.encodings)), []).append((i, data, m))

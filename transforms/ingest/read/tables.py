@@ -56,21 +56,22 @@ def discover(root: Path, exclude: list[Path] | None = None) -> list[tuple[str | 
     return [(e.dataset, e.path) for e in sub.discover(root, exclude) if e.kind == "file"]
 
 
-def read_tables(dataset: str, path: Path, rel: str, key: HashKey, context: FileContext | None = None
-                ) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
+def read_tables(dataset: str, path: Path, rel: str, key: HashKey, context: FileContext | None = None, *,
+                layouts: pfiles.Layouts | None = None) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
     """(staged tables, whole-file problem, sheets that matched nothing, notes). ``context``: what
-    the submission says of the file outside its rows (``context.contexts``)."""
+    the submission says of the file outside its rows (``context.contexts``); ``layouts``: the
+    profiles in effect (``profile_files.load_profiles``; None: the shipped ones)."""
     notes: list[str] = []
     ext = path.suffix.lower()
     if ext in wbk.WORKBOOK_EXT:
-        return _read_workbook(dataset, path, rel, key, context, notes)
+        return _read_workbook(dataset, path, rel, key, context, notes, layouts)
     data = path.read_bytes()
     kind = sub.sniff(data[:sub.SNIFF_BYTES], ext)
     if kind is not None:  # compressed, binary, UTF-16 without a BOM: said, never echoed
         return [], Problem(*kind), [], notes
     if not data or data.isspace():
         return [], Problem("empty_file", "the file is empty"), [], notes
-    cands = _candidates(dataset, "csv", context, ext)
+    cands = _candidates(dataset, "csv", context, ext, layouts)
     if not cands:
         return [], Problem("unknown_layout", f"no {dataset} layout is a {ext} file"), [], notes
     turned = [p for p in cands if p.transposed is not None]  # read from every line, once nothing else reads the file
@@ -121,9 +122,10 @@ def _read_header_first(dataset: str, data: bytes, first: tuple[hd.Match, str], r
     return _finish_table(dataset, table, m, rel, key, context, notes, sh.Shape())
 
 
-def _candidates(dataset: str, fmt: str, context: FileContext | None, ext: str | None = None) -> list[pf.Profile]:
+def _candidates(dataset: str, fmt: str, context: FileContext | None, ext: str | None = None,
+                layouts: pfiles.Layouts | None = None) -> list[pf.Profile]:
     """The layouts a file may be: of its format (and extension), or the one files.csv names."""
-    cands = [p for p in pfiles.profiles_for(dataset, fmt) if ext is None or ext in p.extensions]
+    cands = [p for p in pfiles.profiles_for(dataset, fmt, layouts) if ext is None or ext in p.extensions]
     if context is not None and context.layout:
         cands = [p for p in cands if p.name == context.layout]
     return cands
@@ -173,7 +175,8 @@ def _prefix(text: str, chars: int = 1 << 20) -> str:
 
 
 def _read_workbook(dataset: str, path: Path, rel: str, key: HashKey, context: FileContext | None,
-                   notes: list[str]) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
+                   notes: list[str], layouts: pfiles.Layouts | None = None
+                   ) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
     """Every sheet of a workbook that has a layout, its header found as in a text file; what
     becomes of the others is ``sheets.plan_sheets``'s: a sheet skipped by name, a cover or notes
     sheet, a hidden sheet are said; a table of figures no layout reads is an unread table (its
@@ -185,7 +188,7 @@ def _read_workbook(dataset: str, path: Path, rel: str, key: HashKey, context: Fi
         return [], Problem(exc.rule, exc.message), [], notes
     if not any(s.records for s in sheets):
         return [], Problem("empty_file", "the workbook has no sheet with a header row"), [], notes
-    plan = shp.plan_sheets(sheets, _candidates(dataset, "xlsx", context))
+    plan = shp.plan_sheets(sheets, _candidates(dataset, "xlsx", context, None, layouts))
     staged, bad = [], []
     for got in plan.read:
         if not got.sheet.visible:
@@ -287,7 +290,7 @@ __all__ = ["Piece", "Problem", "Sheet", "discover", "pieces", "read_simple", "re
            "stage_submission"]
 
 
-def stage_submission(input_dir: Path, key: HashKey) -> Staged:
+def stage_submission(input_dir: Path, key: HashKey, layouts: pfiles.Layouts | None = None) -> Staged:
     """Read and stage every dataset of a submission folder (vendor payroll layouts included).
 
     Rows with a cell that does not cast are left out and reported in ``errors``; nothing else is
@@ -308,7 +311,7 @@ def stage_submission(input_dir: Path, key: HashKey) -> Staged:
             continue
         files.append(path)
         rel = path.relative_to(root).as_posix()
-        tables, problem, bad_sheets, _ = read_tables(dataset, path, rel, key)
+        tables, problem, bad_sheets, _ = read_tables(dataset, path, rel, key, layouts=layouts)
         if problem is not None:
             raise SubmissionError(f"{path}: {problem.message}")
         for bad in bad_sheets:

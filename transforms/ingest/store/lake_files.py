@@ -10,13 +10,13 @@ import contextlib
 import hashlib
 import json
 import os
-import tempfile
 import threading
 import uuid
 from pathlib import Path
 
 import polars as pl
 
+from transforms import leftovers
 from transforms.storage import ObjectPath
 
 # lz4: a third faster to write than zstd at 10M rows for files about 1.5 times larger (200 MB)
@@ -43,7 +43,7 @@ def _atomic(path: Path):
     """Yield a temporary name beside ``path``; renamed into place when the block succeeds (an
     object: a local temporary file, uploaded when the block succeeds)."""
     if isinstance(path, ObjectPath):
-        with tempfile.TemporaryDirectory(prefix="impcredit-lake-") as tmpdir:
+        with leftovers.temp_dir("lake") as tmpdir:
             tmp = Path(tmpdir) / path.name
             yield tmp
             _hash(tmp, path)

@@ -1,0 +1,128 @@
+"""The run's operational settings, built once at the edge (a command, a flow run) and passed down.
+
+Read from, in this order of precedence: the command line (a command's options), the settings file
+(``impcredit.toml`` in the working folder, or the file ``IMPCREDIT_CONFIG`` names) and the
+environment (``IMPCREDIT_<NAME>``); then the defaults. ``impcredit settings`` prints each with where
+it comes from. Nothing below ``flows/`` reads the environment: the core gets these values as
+parameters (``transforms.options.IngestOptions`` and ``DocumentOptions``, the profiles folder, the
+lake).
+
+    # impcredit.toml
+    profiles = "/srv/impcredit/profiles"   # the agency's own payroll profiles (and vocabulary.yaml)
+    lake = "s3://agency-impcredit/lake"    # where the Parquet lake is (default: <workdir>/lake)
+    worker_wait_s = 300                    # a Dask cluster's patience with workers it keeps losing
+
+The interpretation register (``transforms.settings.Settings``: whatif ``--set``) and the legal
+parameters (``data/reference/``) are not here: they change amounts, and every run records them.
+The ssn hash key is not here either: it is a secret, read where it is used (``flows._env.hash_key``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from transforms.options import DocumentOptions, IngestOptions
+
+CONFIG_ENV = "IMPCREDIT_CONFIG"
+CONFIG_FILE = "impcredit.toml"
+
+
+def config_file() -> Path:
+    return Path(os.environ.get(CONFIG_ENV) or CONFIG_FILE)
+
+
+class RunSettings(BaseSettings):
+    """Every operational setting of a command (see the module)."""
+
+    model_config = SettingsConfigDict(env_prefix="IMPCREDIT_", extra="forbid", frozen=True, env_ignore_empty=True)
+
+    # a folder of the agency's own payroll profiles (*.yaml, and vocabulary.yaml): read beside the
+    # shipped ones (data/vendors); a profile there with a shipped profile's name replaces it
+    profiles: Path | None = Field(default=None)
+    # where the Parquet lake is (a local folder or s3://bucket/prefix; default <workdir>/lake): the
+    # workdir stays local and holds the ledger (transforms/ingest/store/location.py)
+    lake: str | None = Field(default=None)
+    # a Dask scheduler's address for the ingest and the credits (tcp://HOST:PORT)
+    dask_address: str | None = Field(default=None)
+    validation_engine: Literal["polars", "gx"] | None = None
+    staged_above_mb: float = Field(default=IngestOptions().staged_above_mb, ge=0)
+    staged_tasks: int = Field(default=IngestOptions().staged_tasks, ge=1)
+    worker_wait_s: float = Field(default=IngestOptions().worker_wait_s, gt=0)
+    pdf: Literal["auto", "all", "certificates", "none"] = DocumentOptions().pdf
+    pdf_max: int = Field(default=DocumentOptions().pdf_max, ge=0)
+    render_helper: bool = DocumentOptions().render_helper
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+                                   env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
+                                   file_secret_settings: PydanticBaseSettingsSource) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, TomlConfigSettingsSource(settings_cls, toml_file=config_file()), env_settings
+
+    def ingest(self) -> IngestOptions:
+        return IngestOptions(validation_engine=self.validation_engine, staged_above_mb=self.staged_above_mb,
+                             staged_tasks=self.staged_tasks, worker_wait_s=self.worker_wait_s)
+
+    def documents(self) -> DocumentOptions:
+        return DocumentOptions(pdf=self.pdf, pdf_max=self.pdf_max, render_helper=self.render_helper)
+
+
+HELP = {
+    "profiles": "the agency's own payroll profiles (a folder of *.yaml and vocabulary.yaml)",
+    "lake": "where the Parquet lake is: a folder or s3://bucket/prefix (default <workdir>/lake)",
+    "dask_address": "a Dask scheduler for the ingest and the credits (tcp://HOST:PORT)",
+    "validation_engine": "polars (the suites compiled, vectorised) or gx (Great Expectations, Data Docs)",
+    "staged_above_mb": "on this process, the ingest's staging area in memory up to this many MB of submission",
+    "staged_tasks": "on this process, the ingest's tasks at once",
+    "worker_wait_s": "on a Dask cluster, seconds without a finished task while it loses its workers, then the run ends",
+    "pdf": "auto (PDFs up to pdf_max documents, else their data for `impcredit documents`), all, certificates, none",
+    "pdf_max": "documents a run renders as PDF under pdf=auto",
+    "render_helper": "a second process renders half of a big run's pages",
+}
+
+
+def run_settings(**given) -> RunSettings:
+    """The settings in effect: ``given`` (a command's options; None: not given) over the settings
+    file over the environment. A bad value is a ``ValueError`` of one line naming the setting."""
+    from pydantic import ValidationError
+
+    try:
+        return RunSettings(**{k: v for k, v in given.items() if v is not None})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        name = ".".join(str(x) for x in err["loc"])
+        if err["type"] == "extra_forbidden":
+            raise ValueError(f"{config_file()}: {name}: not a setting; the settings are "
+                             f"{', '.join(RunSettings.model_fields)}") from None
+        raise ValueError(f"setting {name} ({where(name)}): {err['msg']}") from None
+
+
+def where(name: str, given: dict | None = None) -> str:
+    """Where a setting's value comes from: the command line, the settings file, the environment,
+    or the default."""
+    if given and given.get(name) is not None:
+        return "command line"
+    path = config_file()
+    if path.is_file():
+        import tomllib
+
+        try:
+            if name in tomllib.loads(path.read_text(encoding="utf-8")):
+                return f"settings file ({path})"
+        except (tomllib.TOMLDecodeError, OSError):
+            return f"settings file ({path}, unreadable)"
+    if os.environ.get(f"IMPCREDIT_{name.upper()}"):
+        return f"environment (IMPCREDIT_{name.upper()})"
+    return "default"
+
+
+__all__ = ["HELP", "RunSettings", "config_file", "run_settings", "where"]
