@@ -39,18 +39,10 @@ ROOT = Path(__file__).resolve().parents[1]
 CHECKS = len(common.PAYROLL)
 
 
-@pytest.fixture(autouse=True)
-def _shipped_profiles_only(monkeypatch):
-    """The shipped profiles alone (an agency folder in the environment would stand beside them)."""
-    monkeypatch.setenv("IMPCREDIT_PROFILES", "")
-
-
 @pytest.fixture(scope="module")
 def canonical(tmp_path_factory):
     """The canonical submission's decision (employee_credits by person, awards), once."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("IMPCREDIT_PROFILES", "")
-        return run.canonical_outputs(tmp_path_factory.mktemp("canonical"))
+    return run.canonical_outputs(tmp_path_factory.mktemp("canonical"))
 
 
 def _decides_as_canonical(mod, profile: str, fmt: str, tmp_path: Path, canonical, *variant: str) -> list:
@@ -197,9 +189,8 @@ def test_the_summary_sheet_without_sheets_skip_is_an_unread_table_that_holds_the
     profiles.mkdir()
     (profiles / "quickbooks_desktop_payroll_summary.yaml").write_text(
         text.replace('sheets: {skip: ["Summary"]}\n', ""), encoding="utf-8")
-    monkeypatch.setenv("IMPCREDIT_PROFILES", str(profiles))
     sub = qb_desktop.write_submission(tmp_path / "sub", "xlsx")
-    staged, out = run.decide(sub, tmp_path / "work")
+    staged, out = run.decide(sub, tmp_path / "work", profiles=profiles)
     recs = [f for f in staged.report.files if f.dataset == "payroll" and f.file != "payroll/files.csv"]
     assert len(recs) == 3
     for rec in recs:
