@@ -53,26 +53,26 @@ PROFILE_DRIVER = textwrap.dedent("""
         setattr(obj, name, timed)
 
     for spec in [
-        "transforms.runs.annual:stage_inputs", "transforms.runs.annual:stage_submission", "transforms.runs.inputs:input_file_records",
+        "transforms.runs.annual:stage_inputs", "transforms.runs.inputs:input_file_records",
         "transforms.runs.annual:load_lake", "transforms.runs.annual:compute", "transforms.runs.annual:compute_credits",
         "transforms.runs.annual:decide_and_commit", "transforms.runs.annual:decide",
         "transforms.runs.annual:write_outputs", "transforms.runs.annual:code_version", "transforms.runs.annual:write_csv",
         "transforms.runs.annual:employee_output", "transforms.runs.annual:run_record",
         "transforms.award.ledger:commit_run", "transforms.award.ledger:connect",
-        "transforms.outputs:StagedOutputs.publish",
+        "transforms.outputs:PendingOutputs.publish",
         "transforms.runs.annual:ingest_folder", "transforms.ingest:ingest_folder",
-        "transforms.ingest.read.tables:read_tables", "transforms.ingest.check.files:validate_table",
+        "transforms.ingest.read.tables:read_tables", "transforms.ingest.validate.files:validate_table",
         "transforms.ingest.read.tables:stage_table", "transforms.ingest.read.tables:discover",
-        "transforms.ingest.read.staging:stage_table", "transforms.runs.annual:clean_stale_staging",
-        "transforms.ingest.pipeline:cross_row_rejects", "transforms.ingest.check.files:masked_ssns",
-        "transforms.ingest.read.staging:hash_ssn_column",
+        "transforms.ingest.read.canonical:stage_table", "transforms.runs.annual:clean_stale_staging",
+        "transforms.ingest.pipeline:cross_row_rejects", "transforms.ingest.validate.files:masked_ssns",
+        "transforms.ingest.read.canonical:hash_ssn_column",
         "transforms.products:write_products", "transforms.products:write_award_file",
         "transforms.products:write_certificates", "transforms.products:write_notices",
         "transforms.products.reports:write_reports",
     ]:
         m, a = spec.split(":")
         wrap(m, a)
-    for modname in ("transforms.ingest.check.validate", "transforms.ingest.store.lake", "transforms.ingest.read.readers"):
+    for modname in ("transforms.ingest.validate.engines", "transforms.ingest.store.lake", "transforms.ingest.read.readers"):
         try:
             mod = importlib.import_module(modname)
         except Exception:

@@ -20,7 +20,7 @@ from transforms.settings import Settings
 
 @task(cache_policy=NO_CACHE)
 def stage(input_dir: Path, workdir: Path, cfg: RunSettings, data_docs: bool = False,
-          dask_address: str | None = None, out_dir: Path | str | None = None) -> steps.StagedInputs:
+          dask_address: str | None = None, out_dir: Path | str | None = None) -> steps.RunInputs:
     """The key is read here, where it is used: never a flow or task parameter (those are stored
     in Prefect's database). ``dask_address``: the ingest runs on that cluster's workers, each
     reading the key itself (``hash_key``, from its own environment, key file or Secret block)."""
@@ -61,7 +61,7 @@ def annual_flow(
     started_at = ledger.now_utc()
     cfg = run_settings(profiles=profiles)
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
-        steps.clean_stale_staging(out_dir)
+        steps.clean_stale_pending(out_dir)
         staged = stage(input_dir, workdir, cfg, data_docs, dask_address, out_dir)
         steps.check_tax_year(staged.frames["applications"], tax_year, as_of, steps.first_tax_year(params))
         run_id = steps.new_run_id("annual", tax_year, staged.inputs_sha256)

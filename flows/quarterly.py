@@ -27,7 +27,7 @@ from transforms.settings import Settings
 
 
 @task(cache_policy=NO_CACHE)
-def stage_submission(input_dir: Path, cfg: RunSettings, dask_address: str | None = None) -> steps.StagedInputs:
+def inputs_in_a_temporary_lake(input_dir: Path, cfg: RunSettings, dask_address: str | None = None) -> steps.RunInputs:
     """Stage into a temporary lake: estimates and what-ifs never touch the workdir's lake. The
     key is read here, where it is used (never a flow or task parameter). ``dask_address``: a
     cluster of workers on this machine (the temporary lake is a local folder) ingests."""
@@ -73,8 +73,8 @@ def quarterly_flow(
     started_at = ledger.now_utc()
     cfg = run_settings(profiles=profiles)
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
-        steps.clean_stale_staging(out_dir)
-        staged = stage_submission(input_dir, cfg, ingest_address)
+        steps.clean_stale_pending(out_dir)
+        staged = inputs_in_a_temporary_lake(input_dir, cfg, ingest_address)
         # no request received yet is a completed run that says so (spec section 9), not a failure
         run_id = steps.new_run_id(f"quarterly-q{quarter}", tax_year, staged.inputs_sha256)
         _env.name_flow_run(run_id)

@@ -57,8 +57,9 @@ def _paths() -> tuple[Path, Path, object]:
     s3://bucket/prefix), read from the environment when the run starts; the lake where
     ``IMPCREDIT_LAKE`` (or ``lake`` in impcredit.toml) says, checked (and recorded in the
     workdir) before the flow starts."""
-    from transforms import storage
     from transforms.deployment import deployment
+
+    from transforms import storage
     from transforms.ingest.store.location import use_lake
     from transforms.storage_probe import probe
 

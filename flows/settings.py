@@ -81,7 +81,7 @@ HELP = {
     "lake": "where the Parquet lake is: a folder or s3://bucket/prefix (default <workdir>/lake)",
     "dask_address": "a Dask scheduler for the ingest and the credits (tcp://HOST:PORT)",
     "validation_engine": "polars (the suites compiled, vectorised) or gx (Great Expectations, Data Docs)",
-    "staged_above_mb": "on this process, the ingest's staging area in memory up to this many MB of submission",
+    "staged_above_mb": "on this process, the ingest's scratch area in memory up to this many MB of submission",
     "staged_tasks": "on this process, the ingest's tasks at once",
     "worker_wait_s": "on a Dask cluster, seconds without a finished task while it loses its workers, then the run ends",
     "pdf": "auto (PDFs up to pdf_max documents, else their data for `impcredit documents`), all, certificates, none",

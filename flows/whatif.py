@@ -11,7 +11,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows import _env
 from flows.fanout import credit_batch, fan_out
-from flows.quarterly import stage_submission
+from flows.quarterly import inputs_in_a_temporary_lake
 from flows.settings import run_settings
 from transforms.award import ledger
 from transforms.reference.parameters import Parameters
@@ -44,7 +44,7 @@ def whatif_flow(
     cfg = run_settings(profiles=profiles)
     # The lock keeps an annual run from committing while the what-if reads the ledger.
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
-        staged = stage_submission(input_dir, cfg)
+        staged = inputs_in_a_temporary_lake(input_dir, cfg)
         steps.check_tax_year(staged.frames["applications"], tax_year, as_of, steps.first_tax_year(params))
         run_id = steps.new_run_id("whatif", tax_year, staged.inputs_sha256)
         _env.name_flow_run(run_id)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import polars as pl
 from helpers import employer_case, frames_for
 
-from transforms.ingest.check import identity
 from transforms.ingest.cluster_identity import resolve_on_cluster
 from transforms.ingest.store.lake import scan_lake
+from transforms.ingest.validate import identity
 
 
 def _faulty() -> dict[str, pl.DataFrame]:

@@ -104,7 +104,7 @@ def test_sigkill_then_rerun_matches_an_uninterrupted_run(point, submission, refe
     want_decisions, want_files = reference
     assert ledger_decisions(work).equals(want_decisions)
     assert published(out) == want_files
-    assert list(out.glob(".staging-*")) == []
+    assert list(out.glob(".pending-*")) == []
 
 
 @pytest.mark.slow

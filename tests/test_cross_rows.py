@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transforms import schema
-from transforms.ingest.check.cross_rows import (
+from transforms.ingest.validate.cross_rows import (
     CROSS_SCHEMA,
     aggregate_lines,
     cross_row_rejects,
@@ -82,7 +82,7 @@ def test_copies_are_rows_equal_in_every_value_never_a_hash_or_a_joined_key():
     """Two employees of one employer, the same employee number at two employers, and a key pair
     whose concatenations are equal ("1" + "23" and "12" + "3") are no copies; rows that hash alike
     but differ (a forced collision) are no copies; a row equal in every value is, pointing at the first."""
-    import transforms.ingest.check.cross_rows as cr
+    import transforms.ingest.validate.cross_rows as cr
 
     rows = frame([(1, 1, 0, 13, 10, 0), (1, 2, 0, 13, 10, 0), (1, 1, 14, 13, 10, 0), (2, 1, 0, 13, 10, 0)])
     assert cross_row_rejects("payroll", rows).height == 0
@@ -155,7 +155,7 @@ def test_the_hourly_rate_is_a_rule_of_the_pay_period_over_all_its_lines():
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(min_value=0, max_value=2**64 - 1) | st.sampled_from([0, 1, 2**64 - 1, 7]), max_size=50))
 def test_repeated_values_found_by_sorting_are_the_duplicated(values):
-    from transforms.ingest.check.cross_rows import _repeated
+    from transforms.ingest.validate.cross_rows import _repeated
 
     h = pl.Series(values, dtype=pl.UInt64)
     got = _repeated(h)

@@ -70,7 +70,7 @@ def test_sigkill_during_finding_record_leaves_all_or_nothing(point, base, tmp_pa
     assert ("recorded before" in said) == (point == "finding_committed")
     for name in ("taxation/recapture.csv", "notices/A1.html", "certificates/NJ-IMP-2024-A1-A1.html"):
         assert (out / name).read_bytes() == (base["docs"] / name).read_bytes(), name
-    assert list(out.glob(".staging-*")) == []
+    assert list(out.glob(".pending-*")) == []
 
 
 def test_the_same_finding_recorded_twice_at_once_is_one_finding(base, tmp_path):

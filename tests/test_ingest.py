@@ -15,7 +15,7 @@ from transforms import schema
 from transforms.ingest import IngestReport, ingest_folder
 from transforms.ingest.read.profile_files import load_profiles
 from transforms.ingest.read.profiles import Profile, fold
-from transforms.ingest.read.tables import stage_submission
+from transforms.ingest.read.tables import read_submission
 from transforms.ingest.store import lake as lk
 from transforms.ingest.store.lake import scan_lake
 from transforms.pii import demo_key
@@ -281,8 +281,8 @@ def test_lake_is_partitioned_and_written_atomically(canonical_lake):
     assert (canonical_lake / "lake" / "_manifest.json").exists()
 
 
-def test_stage_submission_still_works():
-    staged = stage_submission(CANON, KEY)
+def test_read_submission_still_works():
+    staged = read_submission(CANON, KEY)
     assert staged.frames["payroll"].schema == schema.PAYROLL
     assert staged.frames["payroll"].height == 1155 and not staged.errors
 

@@ -117,8 +117,8 @@ def test_the_annual_run_ingested_on_the_cluster_writes_the_plain_runs_files(clus
         rejects.get_column("rule").str.strip_chars("'").to_list())
     manifest = lk.load_manifest(tmp_path / "dask" / "w" / "lake")
     assert any(f.get("superseded_by") for f in manifest["files"].values())
-    assert not (tmp_path / "dask" / "w" / "lake" / "_staging").exists() or not any(
-        (tmp_path / "dask" / "w" / "lake" / "_staging").iterdir())
+    assert not (tmp_path / "dask" / "w" / "lake" / "_scratch").exists() or not any(
+        (tmp_path / "dask" / "w" / "lake" / "_scratch").iterdir())
 
 
 class DriverRead(AssertionError):
@@ -185,7 +185,7 @@ def test_with_the_lake_in_s3_no_payroll_byte_passes_through_the_driver(cluster, 
         for o in page.get("Contents", []):
             if not o["Key"].endswith("/"):  # a folder marker the store's client leaves: no object impcredit lists
                 objects[o["Key"].removeprefix("dask/lake/")] = s3.get_object(Bucket=BUCKET, Key=o["Key"])["Body"].read()
-    assert not [k for k in objects if k.startswith("_staging/")]
+    assert not [k for k in objects if k.startswith("_scratch/")]
     same(lake_files(tmp_path / "plain" / "lake"), {k: v for k, v in objects.items() if k != "_manifest.json"})
     assert str(lake) == f"s3://{BUCKET}/dask/lake"
 

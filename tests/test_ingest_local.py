@@ -1,5 +1,5 @@
 """One route for the ingest, whatever its executor: the tasks on this process's threads with the
-staging area in memory (the default for a submission up to ``STAGED_ABOVE_BYTES``) or on disk
+scratch area in memory (the default for a submission up to ``STAGED_ABOVE_BYTES``) or on disk
 (``ingest_folder(..., cluster="local:N")``, and any submission above it), one task at a time or
 several: the lake's parts, byte for byte, and the ingest report (files, counts, rejects,
 replacements, the lake's digest) are the same, for a vendor mix with rejects and a bigger payroll
@@ -62,15 +62,15 @@ def test_every_executor_of_this_process_writes_the_same_lake_and_report(submissi
         local = ingest_folder(src, tmp_path / "local", KEY, now=NOW, cluster=route)
         same_report(plain, local)
         same(lake_files(tmp_path / "plain" / "lake"), lake_files(tmp_path / "local" / "lake"))
-        assert not any((tmp_path / "local" / "lake" / "_staging").glob("*"))
+        assert not any((tmp_path / "local" / "lake" / "_scratch").glob("*"))
     assert sum(r.rows_rejected for r in local.files) > 0 and local.replaced
     rules = set(local.rejects.get_column("rule").to_list())
     assert {"duplicate_row", "not_a_number"} <= {r.strip("'") for r in rules}
 
 
-def test_a_submission_over_the_threshold_keeps_its_staging_area_on_disk(submission, tmp_path, monkeypatch):
+def test_a_submission_over_the_threshold_keeps_its_scratch_area_on_disk(submission, tmp_path, monkeypatch):
     """A submission over ``memory_up_to_bytes`` (the run's setting ``staged_above_mb``) keeps the tasks'
-    staging area on disk (made, then removed) instead of in memory, and writes the same lake."""
+    scratch area on disk (made, then removed) instead of in memory, and writes the same lake."""
     calls = []
     real = pp.ingest_with
     monkeypatch.setattr(pp, "ingest_with", lambda *a, **k: calls.append((str(a[0]), k["in_memory"])) or real(*a, **k))

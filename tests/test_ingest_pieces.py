@@ -15,11 +15,11 @@ from polars.testing import assert_frame_equal
 
 from transforms.ingest import ingest_folder
 from transforms.ingest import pipeline as pp
-from transforms.ingest.check import files as fl
-from transforms.ingest.check import masking
-from transforms.ingest.check import pieces as pc
 from transforms.ingest.read import tables
 from transforms.ingest.store.lake import lake_dir, scan_lake
+from transforms.ingest.validate import files as fl
+from transforms.ingest.validate import masking
+from transforms.ingest.validate import pieces as pc
 from transforms.pii import demo_key
 
 CANON = Path(__file__).parent / "fixtures" / "canonical_small"

@@ -134,7 +134,7 @@ def _flip_a_bit(path: Path, at: float = 0.5) -> None:
 
 def test_a_flipped_bit_in_a_lake_part_stops_the_run_naming_it_and_repair_reingests(first, tmp_path):
     from transforms.ingest.store import lake as lk
-    from transforms.ingest.store import lake_check
+    from transforms.ingest.store import lake_verify as lake_check
 
     work = tmp_path / "w"
     shutil.copytree(first / "w", work)
@@ -188,7 +188,7 @@ def test_the_run_record_holds_the_lake_digest(first):
     import json
 
     from transforms.ingest.store import lake as lk
-    from transforms.ingest.store import lake_check
+    from transforms.ingest.store import lake_verify as lake_check
 
     con = ledger.connect(first / "w" / "impcredit.duckdb", read_only=True)
     summary = json.loads(con.sql("SELECT summary_json FROM runs").fetchall()[0][0])

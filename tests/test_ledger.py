@@ -22,7 +22,7 @@ def run(tmp: Path, cases: list[dict], *, tax_year: int = 2023, as_of: str = "202
         policy: str = "fcfs", out: str = "out") -> steps.RunSummary:
     workdir = tmp / "work"
     frames = frames_for(cases)
-    staged = steps.StagedInputs(frames, pl.DataFrame(schema={c: pl.String for c in ("file", "line", "column", "value", "rule", "message")}),
+    staged = steps.RunInputs(frames, pl.DataFrame(schema={c: pl.String for c in ("file", "line", "column", "value", "rule", "message")}),
                                 [{"path": "x.csv", "sha256": "0" * 64, "bytes": 1}], "demo", "test")
     settings = Settings(allocation=AllocationSettings(cap=cap, policy=policy))
     as_of_d = dt.date.fromisoformat(as_of)
@@ -102,7 +102,7 @@ def test_failed_commit_leaves_no_outputs_and_no_ledger_rows(tmp_path, monkeypatc
     with pytest.raises(RuntimeError):
         run(tmp_path, cases)
     assert not (tmp_path / "out" / "awards.csv").exists()
-    assert list((tmp_path / "out").glob(".staging-*")) == []
+    assert list((tmp_path / "out").glob(".pending-*")) == []
     assert decisions(tmp_path).height == 0
 
 

@@ -27,7 +27,7 @@ def dead_pid() -> int:
 
 def test_only_the_folders_of_processes_that_are_gone_are_removed(tmp_path):
     gone = tmp_path / f"impcredit-lake-{dead_pid()}-abc"
-    mine = tmp_path / f"impcredit-staging-{os.getpid()}-annual-2023-x"
+    mine = tmp_path / f"impcredit-pending-{os.getpid()}-annual-2023-x"
     other = tmp_path / "impcredit-old-layout"  # no process in its name: never guessed at
     unrelated = tmp_path / "somebody-else-12345-x"
     for d in (gone, mine, other, unrelated):
@@ -61,7 +61,7 @@ def test_a_killed_s3_run_leaves_nothing_behind_the_next_run(endpoint, monkeypatc
     killed = impcredit(args, tmp_path, failpoint="outputs_written")
     assert killed.returncode == -9, killed.stdout
     left = [d for d in temp.iterdir() if d.name.startswith("impcredit-")]
-    assert any(d.name.startswith("impcredit-staging-") for d in left), left  # the outputs it had staged
+    assert any(d.name.startswith("impcredit-pending-") for d in left), left  # the outputs it had staged
     # an upload a killed run began and never finished (a big part goes in several pieces)
     started = s3.create_multipart_upload(Bucket=BUCKET, Key="left/lake/payroll/year=2023/part-killed.parquet")
     s3.upload_part(Bucket=BUCKET, Key="left/lake/payroll/year=2023/part-killed.parquet", PartNumber=1,

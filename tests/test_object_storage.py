@@ -124,7 +124,7 @@ def test_the_annual_run_with_its_lake_and_outputs_in_s3_writes_the_plain_runs_by
                                                                                     monkeypatch, same_clock):
     from transforms import failpoints
     from transforms.ingest.store import lake as lk
-    from transforms.ingest.store import lake_check
+    from transforms.ingest.store import lake_verify as lake_check
     from transforms.ingest.store.location import use_lake
 
     src, canonical = submission

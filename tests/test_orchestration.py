@@ -27,10 +27,10 @@ CASES: dict[str, list[dict]] = {}
 REJECTS_SCHEMA = {c: pl.String for c in ("file", "line", "column", "value", "rule", "message")}
 
 
-def fake_stage(input_dir: Path, workdir: Path, key, *, data_docs: bool = False, **_) -> steps.StagedInputs:
+def fake_stage(input_dir: Path, workdir: Path, key, *, data_docs: bool = False, **_) -> steps.RunInputs:
     frames = frames_for(CASES[str(Path(input_dir).resolve())])
     sha = hashlib.sha256(str(input_dir).encode()).hexdigest()
-    return steps.StagedInputs(frames, pl.DataFrame(schema=REJECTS_SCHEMA), [{"path": "x.csv", "sha256": sha, "bytes": 1}],
+    return steps.RunInputs(frames, pl.DataFrame(schema=REJECTS_SCHEMA), [{"path": "x.csv", "sha256": sha, "bytes": 1}],
                               "demo", "test")
 
 

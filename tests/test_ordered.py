@@ -10,7 +10,7 @@ import polars as pl
 from hypothesis import given, settings
 
 from transforms.ingest.store import ordered as od
-from transforms.ingest.store import staged as sg
+from transforms.ingest.store import scratch as sg
 
 POS = ["__k0", "__kf", "__kp"]
 WANT = {"v": pl.Int64, "w": pl.String, **dict.fromkeys(POS, pl.Int64)}
@@ -36,7 +36,7 @@ def _parts(tmp_path, rows: list[tuple[int, int, int]], buckets: list[int], n_par
        chunk=st.integers(1, 60), ext=st.sampled_from([".arrow", ".parquet"]))
 def test_the_rows_come_back_in_place_order_in_bounded_slices(tmp_path_factory, rows, buckets, n_parts, chunk, ext):
     """``ext``: staged parts as local Arrow files (ranges read by batches) or as Parquet (the
-    staging area in an object store: ranges read by Polars)."""
+    scratch area in an object store: ranges read by Polars)."""
     tmp = tmp_path_factory.mktemp("ordered")
     paths = _parts(tmp, rows, buckets, n_parts, ext)
     want = pl.concat([sg.get(p) for p in paths], how="diagonal").select(list(WANT)).sort(POS)

@@ -74,7 +74,7 @@ def run_scenario(tmp: Path, *, cap: float | None = 1200.0, as_of: str = "2024-07
           "message": "hours must be 0 or more", "employer_id": "100000004"},
          {"file": "payroll/p.csv", "line": 9, "column": "ssn", "value": "123-45-678", "rule": "ssn_format",
           "message": "ssn must have 9 digits", "employer_id": "100000004"}], schema=REJECT_SCHEMA)
-    staged = steps.StagedInputs(frames, rejects.drop("employer_id"), [{"path": "x.csv", "sha256": "0" * 64, "bytes": 1}],
+    staged = steps.RunInputs(frames, rejects.drop("employer_id"), [{"path": "x.csv", "sha256": "0" * 64, "bytes": 1}],
                                 "demo", "test")
     settings = Settings(allocation=AllocationSettings(cap=cap))
     as_of_d = dt.date.fromisoformat(as_of)

@@ -80,7 +80,7 @@ def workbook(path: Path, sheets: dict[str, object]) -> Path:
     return path
 
 
-def annual(sub: Path, work: Path, cluster: str | None = None) -> tuple[steps.StagedInputs, Path]:
+def annual(sub: Path, work: Path, cluster: str | None = None) -> tuple[steps.RunInputs, Path]:
     staged = steps.stage_inputs(sub, work, KEY, cluster=cluster)
     result = steps.compute(staged.frames, 2023, AS_OF, PARAMS, Settings())
     out = work.parent / f"out-{work.name}"

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from transforms import schema
-from transforms.ingest.check import validate as va
+from transforms.ingest.validate import engines as va
 
 NOW = datetime(2026, 1, 1, 12, 0)
 NAN, INF = float("nan"), float("inf")
@@ -421,7 +421,7 @@ def test_regex_translation_matches_python(pattern):
 def test_polars_engine_never_imports_gx():
     code = (
         "import sys\nfrom datetime import date\nimport polars as pl\n"
-        "from transforms.ingest.check import validate as va\n"
+        "from transforms.ingest.validate import engines as va\n"
         "f = pl.DataFrame({'employer_id': ['123456789', None], 'rate_year_start': [date(2024, 7, 1)] * 2,"
         " 'ui_rate': [0.1, 2.0], 'di_rate': [0.1, float('nan')], '__july_first': [True, True], '__line': [2, 3]})\n"
         "out = va.run_suite_polars('employer_rates', f)\n"

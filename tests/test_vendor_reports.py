@@ -55,7 +55,7 @@ def submission(root: Path, *, roster_ssn: bool) -> Path:
     return root
 
 
-def decide(sub: Path, work: Path) -> tuple[steps.StagedInputs, pl.DataFrame, pl.DataFrame]:
+def decide(sub: Path, work: Path) -> tuple[steps.RunInputs, pl.DataFrame, pl.DataFrame]:
     """(staged, employee credits, awards) of an annual run of the steps."""
     staged = steps.stage_inputs(sub, work, KEY)
     result = steps.compute(staged.frames, 2023, AS_OF, PARAMS, Settings())

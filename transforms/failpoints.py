@@ -33,7 +33,7 @@ def hit(name: str) -> None:
 
 def exit_worker(name: str, marker_dir) -> None:
     """``ingest_worker``: end this worker's process the first time a task reaches here (a marker
-    in ``marker_dir``, the run's staging area, says it did); ``ingest_worker_always``: every time."""
+    in ``marker_dir``, the run's scratch area, says it did); ``ingest_worker_always``: every time."""
     if name == "ingest_worker_always":
         os._exit(70)
     if name == "ingest_worker":

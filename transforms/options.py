@@ -17,7 +17,7 @@ class IngestOptions(BaseModel):
 
     # the validation suites' engine: polars (compiled, vectorised) or gx (Great Expectations; Data Docs)
     validation_engine: Literal["polars", "gx"] | None = None
-    # on this process: the tasks' staging area in memory up to this much submission (MB), on disk above
+    # on this process: the tasks' scratch area in memory up to this much submission (MB), on disk above
     staged_above_mb: float = Field(default=256.0, ge=0)
     # on this process: tasks at once
     staged_tasks: int = Field(default=2, ge=1)

@@ -70,11 +70,11 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-class StagedOutputs:
-    """Outputs of a run are written under ``<out>/.staging-<run_id>`` and moved into ``<out>``
+class PendingOutputs:
+    """Outputs of a run are written under ``<out>/.pending-<run_id>`` and moved into ``<out>``
     only when the block succeeds (after the ledger has committed inside it)::
 
-        with StagedOutputs(out_dir, run_id) as staging:
+        with PendingOutputs(out_dir, run_id) as staging:
             ...write to staging.path(name)..., commit
         staging.published  # the files now in out_dir
 
@@ -88,15 +88,15 @@ class StagedOutputs:
     def __init__(self, out_dir: Path | str, run_id: str):
         self.out_dir = storage.location(out_dir)
         if storage.is_remote(self.out_dir):
-            self.dir = leftovers.temp_path("staging", run_id)
+            self.dir = leftovers.temp_path("pending", run_id)
         else:
-            self.dir = self.out_dir / f".staging-{run_id}"
+            self.dir = self.out_dir / f".pending-{run_id}"
         if self.dir.exists():
             shutil.rmtree(self.dir)
         self.dir.mkdir(parents=True)
         self.published: list[Path] = []
 
-    def __enter__(self) -> StagedOutputs:
+    def __enter__(self) -> PendingOutputs:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
@@ -182,11 +182,12 @@ def upload_folder(src: Path, dst: storage.ObjectPath) -> list[storage.ObjectPath
     return [dst / f for f in files]
 
 
-def clean_stale_staging(out_dir: Path | str) -> None:
-    """Remove staging folders left by runs that were killed before they committed."""
+def clean_stale_pending(out_dir: Path | str) -> None:
+    """Remove the pending folders left by runs that were killed before they committed (and the
+    ``.staging-*`` folders of the releases before the name changed)."""
     out_dir = storage.location(out_dir)
     if storage.is_remote(out_dir):
-        return  # staged in the system's temporary folder, named by run
+        return  # pending in the system's temporary folder, named by its process (``leftovers``)
     if out_dir.is_dir():
-        for d in out_dir.glob(".staging-*"):
+        for d in [*out_dir.glob(".pending-*"), *out_dir.glob(".staging-*")]:
             shutil.rmtree(d, ignore_errors=True)

@@ -151,7 +151,7 @@ def known_errors() -> tuple[type[BaseException], ...]:
 
     from transforms.award.ledger import LedgerError
     from transforms.ingest.executors import ClusterError
-    from transforms.ingest.read.staging import SubmissionError
+    from transforms.ingest.read.canonical import SubmissionError
     from transforms.ingest.store.lake import LakeDamaged
     from transforms.pii import KeyError_
     from transforms.reference.parameters import ParameterError

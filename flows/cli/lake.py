@@ -34,7 +34,7 @@ def verify(
     from filelock import FileLock
 
     from transforms.ingest.store import lake as lk
-    from transforms.ingest.store import lake_check
+    from transforms.ingest.store import lake_verify as lake_check
 
     lake = common.use_lake(workdir, lake_at, writes=False)
     if not (lake / lk.MANIFEST).is_file():

@@ -9,8 +9,8 @@ from __future__ import annotations
 import polars as pl
 
 from transforms import schema, storage
-from transforms.ingest.check import identity
 from transforms.ingest.store.lake import scan_lake
+from transforms.ingest.validate import identity
 
 
 def resolve_part(lake: storage.Location, keys: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.ingest.check.quarantine import FileWork
-from transforms.ingest.check.run_rejects import doubtful_only
 from transforms.ingest.plan import Plan
 from transforms.ingest.report import REJECT_SCHEMA, FileRecord, IngestReport
 from transforms.ingest.store import lake as lk
-from transforms.ingest.store import lake_check
+from transforms.ingest.store import lake_verify as lake_check
+from transforms.ingest.validate.quarantine import FileWork
+from transforms.ingest.validate.run_rejects import doubtful_only
 
 # a file's quarantined rows as its FileWork holds them (the file's sha and path are added when written)
 QUARANTINE_ROWS = {k: v for k, v in lk.QUARANTINE_SCHEMA.items() if k not in ("file_sha256", "source_file")}

@@ -17,7 +17,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
-LOCAL = "local"  # ``Executor("local:N")``: this process's threads, the staging area on disk
+LOCAL = "local"  # ``Executor("local:N")``: this process's threads, the scratch area on disk
 WORKER_WAIT_S = 120.0  # default: how long a cluster may go without finishing a task while it loses its workers
 POLL_S = 1.0
 
@@ -29,7 +29,7 @@ class ClusterError(RuntimeError):
 @dataclass(frozen=True)
 class Executor:
     """Where the tasks run: ``address`` None (this process's threads, ``tasks`` at a time), ``"local"``
-    or ``"local:N"`` (the same, the staging area on disk), or a Dask scheduler's address."""
+    or ``"local:N"`` (the same, the scratch area on disk), or a Dask scheduler's address."""
 
     address: str | None = None
     tasks: int = 2

@@ -17,11 +17,11 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from transforms.ingest.check.files import validate_table
-from transforms.ingest.check.quarantine import FileWork
 from transforms.ingest.read import context as ctx
 from transforms.ingest.read import profile_files as pfiles
 from transforms.ingest.read.tables import read_tables
+from transforms.ingest.validate.files import validate_table
+from transforms.ingest.validate.quarantine import FileWork
 from transforms.pii import HashKey
 
 SHOWN = ("employer_id", "employee_id", "period_start", "period_end", "hours", "gross_wages", "employer_taxes",

@@ -1,6 +1,6 @@
 """``ingest_folder``: read, stage, validate, quarantine and store one submission folder (see
 ``transforms.ingest``): the executor its tasks run on (``ingest.route``: one route whatever the
-executor), chosen here: this process's threads, the staging area in memory for a submission up to
+executor), chosen here: this process's threads, the scratch area in memory for a submission up to
 ``STAGED_ABOVE_BYTES`` (on disk above it: bounded memory), or a Dask cluster."""
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from transforms.pii import HashKey
 ENGINES = ("polars", "gx")
 PIECE_BYTES = 32 * 2**20  # a delimited file bigger than this is read and validated in pieces of about this size
 BATCH_BYTES = 8 * 2**20  # files staged and validated together, up to about this much text (5 bench files)
-# A submission bigger than this keeps its staging area on disk (``<lake>/_staging``: every file's passed
+# A submission bigger than this keeps its scratch area on disk (``<lake>/_scratch``: every file's passed
 # rows, the run-level rules per employer bucket, each year's part written a bounded slice at a time,
-# ``store.ordered``), a smaller one in memory (``store.staged.Memory``): the same tasks, the same lake.
+# ``store.ordered``), a smaller one in memory (``store.scratch.Memory``): the same tasks, the same lake.
 # Measured (2 cores, loaded): 3M clean rows (205 MB) in memory 1.2 GB peak, about 3 CPU-seconds less
 # than on disk (1.3 GB); the bench's shaped 10M rows (4.3 GB) on disk: 1.3 GB peak and 284 s with one
 # task at a time, 1.9 GB and 221 s with two. ``IMPCREDIT_STAGED_ABOVE_MB`` changes the size (0:
@@ -63,7 +63,7 @@ def ingest_folder(
     file; needed for Data Docs, so the default when ``docs_dir`` is given).
 
     ``layouts``: the payroll profiles in effect (``profile_files.load_profiles``; None: the shipped
-    ones). On this process: ``tasks`` at a time, the staging area in memory for a submission up to
+    ones). On this process: ``tasks`` at a time, the scratch area in memory for a submission up to
     ``memory_up_to_bytes`` (on disk above it).
 
     ``cluster``: where the tasks run (``executors.Executor``, or its address): this process's threads

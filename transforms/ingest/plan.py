@@ -10,11 +10,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from transforms.ingest.check.quarantine import FileWork
 from transforms.ingest.read import context as ctx
 from transforms.ingest.read import profile_files
 from transforms.ingest.read import submission as sub
 from transforms.ingest.report import FileRecord
+from transforms.ingest.validate.quarantine import FileWork
 from transforms.stages import stage
 
 FILE_WORKERS = 2

@@ -6,13 +6,13 @@ counts and rejects, and commits the lake's manifest last.
 1. tasks: the lake's parts checked against their sha256, and the submission's files hashed;
 2. driver: the plan (which files are new), from names, sizes and digests;
 3. map: each batch of small files, big file (its pieces in turn) or other file read, staged and
-   validated; the rows that passed go to the run's staging area (``staged``: in memory, or
-   ``<lake>/_staging/<token>/map/<dataset>/b<partition>/f<file>``, payroll partitioned by
+   validated; the rows that passed go to the run's scratch area (``scratch``: in memory, or
+   ``<lake>/_scratch/<token>/map/<dataset>/b<partition>/f<file>``, payroll partitioned by
    employer) and its quarantined rows beside them; the driver gets each file's ``FileWork``
    without rows (counts, rejects, notes);
 4. a task: a corrected file supersedes its earlier version;
 5. reduce: the run-level rules of payroll per employer partition (every one is per employer or
-   finer; ``tasks.reduce_payroll``), the accepted rows back to the staging area; then one task per
+   finer; ``tasks.reduce_payroll``), the accepted rows back to the scratch area; then one task per
    year of payroll (and of its code lines) writes the run's part of that year, its rows in one
    fixed order (``tasks.POS``: whatever the partitions, the same bytes), and one task does the
    other, small datasets, whose keys are not all per employer (``tasks.other_datasets``);
@@ -25,7 +25,7 @@ The lake's parts are the same bytes on every executor, with any number of partit
 same order, fixed row groups), so every output of a run is too. A worker that dies mid-task: Dask
 runs its task again on another worker (every task writes names fixed by its input); when it
 cannot, or the cluster cannot keep its workers, the run stops in one line (``executors``), nothing
-committed (the manifest is written last; the next ingest removes the staging area and the parts
+committed (the manifest is written last; the next ingest removes the scratch area and the parts
 no manifest lists).
 """
 
@@ -44,25 +44,26 @@ import polars as pl
 from transforms import failpoints, storage
 from transforms.ingest import commit
 from transforms.ingest import tasks as ct
-from transforms.ingest.check import batches as bt
-from transforms.ingest.check import docs_offline
 from transforms.ingest.executors import Executor, Threads, chunks, client_for, gather
 from transforms.ingest.plan import plan_files
 from transforms.ingest.read import submission as sub
 from transforms.ingest.report import IngestReport
 from transforms.ingest.store import lake as lk
-from transforms.ingest.store import lake_check, lake_files
-from transforms.ingest.store import staged as sg
+from transforms.ingest.store import lake_files
+from transforms.ingest.store import lake_verify as lake_check
+from transforms.ingest.store import scratch as sg
+from transforms.ingest.validate import batches as bt
+from transforms.ingest.validate import docs_offline
 from transforms.pii import HashKey
 from transforms.stages import start
 
-STAGING = "_staging"
+SCRATCH = "_scratch"
 BUCKET_BYTES = 64 * 2**20  # payroll's employer partitions: at least one per worker, and one per this much text
 CALLS = {"payroll": ["xr", "again", "xn"], "roster": ["xr", "xs"]}  # the rule passes of a dataset, in order
 
 
 def _remove_tree(loc) -> None:
-    """The staging area (a folder, or every object under a prefix), best effort."""
+    """The scratch area (a folder, or every object under a prefix), best effort."""
     try:
         if storage.is_remote(loc):  # the objects and the folder markers the store's client left
             if loc.is_dir():
@@ -80,20 +81,20 @@ def ingest_with(executor: Executor, root: Path, workdir: Path, lake: Path, key: 
     the sizes of the pieces of a big file and of a batch of small ones.
 
     On this process's threads (``executor.local``) the tasks get ``key`` itself and the workers'
-    fail points are not armed (they would end this process); with ``in_memory``, the staging area
-    is this process's memory (``staged.Memory``) instead of ``<lake>/_staging``. ``docs_dir``: the
+    fail points are not armed (they would end this process); with ``in_memory``, the scratch area
+    is this process's memory (``scratch.Memory``) instead of ``<lake>/_scratch``. ``docs_dir``: the
     gx engine's Data Docs (in this process only)."""
     if executor.local:
         key_loader = functools.partial(_same_key, key)
     elif docs_dir is not None or in_memory:
-        raise ValueError("Data Docs and an in-memory staging area are for the executor of this process only")
-    stage = sg.Memory() if in_memory and executor.local else lake / STAGING / uuid.uuid4().hex[:12]
+        raise ValueError("Data Docs and an in-memory scratch area are for the executor of this process only")
+    stage = sg.Memory() if in_memory and executor.local else lake / SCRATCH / uuid.uuid4().hex[:12]
     with client_for(executor) as client:
         try:
             return _ingest(client, root, workdir, lake, key, now, engine, exclude, key_loader, stage,
                            (piece_bytes, batch_bytes), docs_dir, layouts)
         finally:
-            _remove_tree(lake / STAGING)  # the whole area (one ingest at a time: the lock): no folder marker left
+            _remove_tree(lake / SCRATCH)  # the whole area (one ingest at a time: the lock): no folder marker left
             if sg.is_memory(stage):
                 stage.clear()
 
@@ -116,7 +117,8 @@ def _ingest(client, root: Path, workdir: Path, lake: Path, key: HashKey, now: da
     lake_files.take_written(lake)
     lk.upgrade(lake, manifest)  # a lake of an older layout only (rewritten here, once)
     lk.remove_orphans(lake, manifest)
-    _remove_tree(lake / STAGING)  # what a run that stopped left (one ingest at a time: the lock)
+    for left in (SCRATCH, "_staging"):  # what a run that stopped left (one ingest at a time: the lock; the old name too)
+        _remove_tree(lake / left)
 
     def digests(paths: list[Path]) -> list[tuple[str, int]]:
         parts = gather(client, [client.submit(ct.digests, c, pure=False) for c in chunks(paths, 2 * n)], "the digests")

@@ -18,19 +18,19 @@ from pathlib import Path
 import polars as pl
 
 from transforms import failpoints, schema
-from transforms.ingest.check import batches as bt
-from transforms.ingest.check import cross_rows as xrows
-from transforms.ingest.check import earlier_rows
-from transforms.ingest.check import files as fl
-from transforms.ingest.check import pieces as pc
-from transforms.ingest.check import run_rejects as pp
-from transforms.ingest.check.cross_rows import ORDER_BASE
-from transforms.ingest.check.quarantine import FileWork
 from transforms.ingest.commit import QUARANTINE_ROWS
 from transforms.ingest.store import lake as lk
 from transforms.ingest.store import lake_files
-from transforms.ingest.store import staged as sg
+from transforms.ingest.store import scratch as sg
 from transforms.ingest.store.ordered import ordered
+from transforms.ingest.validate import batches as bt
+from transforms.ingest.validate import cross_rows as xrows
+from transforms.ingest.validate import earlier_rows
+from transforms.ingest.validate import files as fl
+from transforms.ingest.validate import pieces as pc
+from transforms.ingest.validate import run_rejects as pp
+from transforms.ingest.validate.cross_rows import ORDER_BASE
+from transforms.ingest.validate.quarantine import FileWork
 from transforms.pii import HashKey, KeyError_
 
 POS = ["__k0", "__kf", "__kp"]  # a row's place in the single-process route's order (wide rows, then sums)
@@ -59,8 +59,8 @@ def worker_key(loader, key_id: str) -> HashKey:
 
 
 def _wrote(lake: Path) -> dict[str, str | None]:
-    """The lake parts this task wrote with their sha256 (the staging area's own files left out)."""
-    return {rel: s for rel, s in lake_files.take_sums(lake).items() if not rel.startswith("_staging/")}
+    """The lake parts this task wrote with their sha256 (the scratch area's own files left out)."""
+    return {rel: s for rel, s in lake_files.take_sums(lake).items() if not rel.startswith("_scratch/")}
 
 
 def digests(paths: list[Path]) -> list[tuple[str, int]]:
@@ -71,7 +71,7 @@ def digests(paths: list[Path]) -> list[tuple[str, int]]:
 
 
 def part_sums(lake: Path, rels: list[str]) -> dict[str, str | None]:
-    from transforms.ingest.store.lake_check import part_sums as sums
+    from transforms.ingest.store.lake_verify import part_sums as sums
 
     return sums(lake, rels)
 
@@ -82,7 +82,7 @@ def incomplete(root: Path, exclude: list[Path]) -> list[str]:
     return problems(root, exclude)
 
 
-# --- map: read, stage and validate files; their rows to the staging area --------------------------
+# --- map: read, stage and validate files; their rows to the scratch area --------------------------
 
 @dataclass
 class MapJob:
@@ -94,7 +94,7 @@ class MapJob:
     engine: str
     key_id: str
     loader: object
-    stage: Path  # the run's staging area (``<lake>/_staging/<token>``)
+    stage: Path  # the run's scratch area (``<lake>/_scratch/<token>``)
     buckets: int  # employer partitions of payroll
     piece_bytes: int
     failpoint: str | None = None
@@ -104,7 +104,7 @@ class MapJob:
 @dataclass
 class Mapped:
     """A file after the map: its ``FileWork`` without rows (``passed`` and ``quarantine`` are in
-    the staging area) and what it staged."""
+    the scratch area) and what it staged."""
 
     work: FileWork
     staged: dict[int, str] = field(default_factory=dict)  # bucket -> staged part (relative to the stage)
@@ -127,8 +127,8 @@ def map_job(job: MapJob) -> list[Mapped]:
 
 
 def _stage_work(w: FileWork, job: MapJob) -> Mapped:
-    """``w``'s rows that passed, with ``__seq`` (their place in the file), to the staging area:
-    payroll by employer partition; its quarantined rows to the staging area too."""
+    """``w``'s rows that passed, with ``__seq`` (their place in the file), to the scratch area:
+    payroll by employer partition; its quarantined rows to the scratch area too."""
     out = Mapped(w)
     if w.passed:
         same = all(p.schema == w.passed[0].schema for p in w.passed)
@@ -150,7 +150,7 @@ def _stage_work(w: FileWork, job: MapJob) -> Mapped:
 
 
 def _forget(stage) -> None:
-    """The staging area's files out of the record of what was written (they never reach the lake)."""
+    """The scratch area's files out of the record of what was written (they never reach the lake)."""
     if not sg.is_memory(stage):
         lake_files.take_sums(stage)
 
@@ -167,7 +167,7 @@ class Reduced:
     accepted: dict[int, int] = field(default_factory=dict)
     ids: dict[int, dict[str, set[str]]] = field(default_factory=dict)
     years: dict[str, dict] = field(default_factory=dict)
-    staged: dict[str, dict] = field(default_factory=dict)  # dataset -> year -> accepted rows in the staging area
+    staged: dict[str, dict] = field(default_factory=dict)  # dataset -> year -> accepted rows in the scratch area
     replaced: list[dict] = field(default_factory=list)
     parts_of: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # dataset -> sha -> parts
     sums: dict[str, str | None] = field(default_factory=dict)
@@ -225,7 +225,7 @@ def reduce_payroll(job: ReduceJob) -> Reduced:
     """The run-level rules of payroll over one employer partition (``pipeline._accept``'s steps,
     every one per employer or finer: exact copies, lines summed per check, copies of rows an
     earlier run stored, nets and rates with the lake's rows of the same employees); the accepted
-    rows and code lines to the staging area."""
+    rows and code lines to the scratch area."""
     out = Reduced()
     rows = _read_staged(job.stage, job.staged)
     if sg.is_memory(job.stage):  # read by this task alone: let go of them

@@ -26,8 +26,8 @@ from transforms.award.decide import decide as decide_applications
 from transforms.award.held import HELD_CSV
 from transforms.options import DocumentOptions
 from transforms.outputs import (
-    StagedOutputs,
-    clean_stale_staging,
+    PendingOutputs,
+    clean_stale_pending,
     sha256_file,
     write_csv,
     write_json,
@@ -38,7 +38,7 @@ from transforms.runs.holding import holds, reconciliation_counts
 from transforms.runs.inputs import (
     NothingToDecide,
     RunError,
-    StagedInputs,
+    RunInputs,
     SubmissionIncomplete,
     check_complete,
     check_files_read,
@@ -96,7 +96,7 @@ class RunContext:
     settings: Settings
     workdir: Path
     out_dir: Path
-    staged: StagedInputs
+    staged: RunInputs
     result: CreditResult
     started_at: dt.datetime
     quarter: int | None = None
@@ -171,7 +171,7 @@ def decide(ctx: RunContext, con, *, fresh: bool = False) -> Decisions:
     )
 
 
-def write_outputs(ctx: RunContext, staging: StagedOutputs, decisions: Decisions) -> RunSummary:
+def write_outputs(ctx: RunContext, staging: PendingOutputs, decisions: Decisions) -> RunSummary:
     """employee_credits.csv, awards.csv, rejects, employee_years.parquet and manifest.json (spec
     section 8); the run's summary."""
     staged, result, settings = ctx.staged, ctx.result, ctx.settings
@@ -225,7 +225,7 @@ def write_outputs(ctx: RunContext, staging: StagedOutputs, decisions: Decisions)
     return summary
 
 
-def write_changes(ctx: RunContext, con, staging: StagedOutputs, decisions: Decisions, summary: RunSummary) -> pl.DataFrame:
+def write_changes(ctx: RunContext, con, staging: PendingOutputs, decisions: Decisions, summary: RunSummary) -> pl.DataFrame:
     """changes.csv: what changed since the last run; the employee-years the ledger keeps."""
     employee_years = ctx.computed_years if ctx.computed_years is not None else employee_years_of(ctx.result)
     changed = since_last_run(con, kind=ctx.kind, tax_year=ctx.tax_year, files=ctx.staged.files,
@@ -247,7 +247,7 @@ def addresses(applications, ids: list[str]) -> dict[str, str]:
     return dict(got.iter_rows())
 
 
-def write_run_products(ctx: RunContext, con, staging: StagedOutputs, decisions: Decisions, summary: RunSummary) -> None:
+def write_run_products(ctx: RunContext, con, staging: PendingOutputs, decisions: Decisions, summary: RunSummary) -> None:
     """The award file, certificates, notices, reports, awards.xlsx and index.html."""
     from transforms.products import write_index, write_products
     from transforms.products.finding_documents import freed_cap
@@ -301,7 +301,7 @@ def decide_and_commit(ctx: RunContext) -> RunSummary:
     before the commit leaves neither ledger rows nor outputs."""
     con = ledger.connect(ctx.ledger_path)
     try:
-        with StagedOutputs(ctx.out_dir, ctx.run_id) as staging:
+        with PendingOutputs(ctx.out_dir, ctx.run_id) as staging:
             with stage("allocate") as s:
                 decisions = decide(ctx, con)
                 st = dict(sorted(decisions.awards.group_by("status").len().iter_rows()))
@@ -345,10 +345,10 @@ __all__ = [
     "quick_applications",
     "received_after",
     "RunSummary",
-    "StagedInputs",
-    "StagedOutputs",
+    "RunInputs",
+    "PendingOutputs",
     "cap_cents",
-    "clean_stale_staging",
+    "clean_stale_pending",
     "compute",
     "RunContext",
     "commit",

@@ -39,7 +39,7 @@ import polars as pl
 from transforms import leftovers, schema
 from transforms.runs.inputs import (
     RunError,
-    StagedInputs,
+    RunInputs,
     SubmissionIncomplete,
     check_complete,
     stage_inputs,
@@ -259,7 +259,7 @@ def _files(report) -> list[FileCheck]:
 
 
 def _rejects(rejects: pl.DataFrame) -> list[RejectedLine]:
-    from transforms.ingest.check.masking import mask_value
+    from transforms.ingest.validate.masking import mask_value
 
     out = rejects.sort("file", "line", "column", "rule", nulls_last=False)
     return [RejectedLine(r["file"], r["line"], r["column"], mask_value(r["value"]), r["rule"] or "", r["message"] or "")
@@ -274,7 +274,7 @@ def _from_lake(workdir: Path, dataset: str) -> pl.LazyFrame:
     return scan_lake(workdir, dataset).lazy()
 
 
-def _applications(staged: StagedInputs | None, workdir: Path) -> pl.DataFrame:
+def _applications(staged: RunInputs | None, workdir: Path) -> pl.DataFrame:
     apps = staged.frames["applications"] if staged else _from_lake(workdir, "applications")
     return apps.lazy().select("application_id", "employer_id", "employer_name", "tax_year", "received_date").collect()
 
@@ -324,7 +324,7 @@ def _as_of(apps: pl.DataFrame, checked_at: dt.datetime) -> dt.date:
     return max(d for d in dates if d is not None)
 
 
-def _held(staged: StagedInputs, apps: pl.DataFrame, checked_at: dt.datetime, unchecked: list[str],
+def _held(staged: RunInputs, apps: pl.DataFrame, checked_at: dt.datetime, unchecked: list[str],
           figures: list[PersonFigures], holds: dict[tuple[str, int], set[str]]) -> list[HeldApplication]:
     """The applications the annual run would hold (spec section 7): for each tax year the
     submission holds, the engine's claims and groups (``annual.compute``) and the annual run's own

@@ -25,7 +25,7 @@ from transforms import failpoints, schema
 from transforms.award import finding_acts as acts
 from transforms.award import findings as fnd
 from transforms.award import ledger
-from transforms.outputs import StagedOutputs, write_json
+from transforms.outputs import PendingOutputs, write_json
 from transforms.reference.parameters import Parameters
 from transforms.runs.record import new_run_id, workdir_lock
 
@@ -164,7 +164,7 @@ def _documents(con, out: Outcome, out_dir, workdir: Path, params: Parameters) ->
         out_dir = default_folder(con, workdir, name)
     out_dir = out_dir(out.finding.finding_id) if callable(out_dir) else Path(out_dir)
     out.folder = out_dir
-    with StagedOutputs(out_dir, out.run_id) as staging:
+    with PendingOutputs(out_dir, out.run_id) as staging:
         out.effects = write_event(staging.dir, con, out.finding.finding_id, out.event, out.run_id, params,
                                   workdir=workdir)
         write_json({"finding": finding_json(out.finding), "event": out.event, "run_id": out.run_id,

@@ -20,10 +20,10 @@ from transforms.award.held import (
     holding_lines,
 )
 from transforms.rules.engine import CreditResult
-from transforms.runs.inputs import StagedInputs
+from transforms.runs.inputs import RunInputs
 
 
-def holds(result: CreditResult, staged: StagedInputs, released: list[str],
+def holds(result: CreditResult, staged: RunInputs, released: list[str],
           confirmed: pl.DataFrame | None = None) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """(the application totals with every hold applied, why each held one is held, what the
     released ones take as read), both in ``award.held.HELD_SCHEMA``, the agency's gaps listed first.

@@ -14,9 +14,9 @@ from pathlib import Path
 import polars as pl
 
 from transforms import failpoints, schema
-from transforms.ingest.check.identity import resolve as resolve_identities
 from transforms.ingest.executors import Executor
-from transforms.ingest.store.standing import STANDING_SCHEMA
+from transforms.ingest.store.standing_rejects import STANDING_SCHEMA
+from transforms.ingest.validate.identity import resolve as resolve_identities
 from transforms.options import IngestOptions
 from transforms.outputs import sha256_file, write_csv
 from transforms.pii import HashKey
@@ -68,7 +68,11 @@ def check_standing(workdir: Path) -> tuple[pl.DataFrame, dict]:
     (not read: unknown layout, mostly wrong types, not text) or a rejected line of the agency's
     own files (certifications, employer rates, control groups) stops the run naming them (spec
     sections 1 and 7). Returns the standing rejected lines and the ids their files name."""
-    from transforms.ingest.store.standing import named_ids, standing_problems, standing_rejects
+    from transforms.ingest.store.standing_rejects import (
+        named_ids,
+        standing_problems,
+        standing_rejects,
+    )
 
     problems = [f for f in standing_problems(workdir) if f.get("problem") in STOPPING_RULES]
     if problems:
@@ -121,7 +125,7 @@ def check_files_read(report) -> None:
 
 
 @dataclass
-class StagedInputs:
+class RunInputs:
     frames: dict[str, pl.LazyFrame | pl.DataFrame]  # the staged datasets (lazy scans of the lake)
     rejects: pl.DataFrame
     files: list[dict]
@@ -196,11 +200,11 @@ def input_file_records(input_dir: Path, known: dict[str, str] | None = None) -> 
 
 
 def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: bool = False, cluster=None,
-                 key_loader=None, layouts=None, options: IngestOptions | None = None) -> StagedInputs:
+                 key_loader=None, layouts=None, options: IngestOptions | None = None) -> RunInputs:
     """Ingest the submission into the lake (vendor layouts, validation suites, quarantine; the
     ssn is hashed on first read), then read every dataset back from the lake. ``data_docs``:
     validate with Great Expectations itself and keep its Data Docs of the files validated
-    (``StagedInputs.write_data_docs``). ``cluster``: a Dask executor (``executors.Executor`` or a
+    (``RunInputs.write_data_docs``). ``cluster``: a Dask executor (``executors.Executor`` or a
     scheduler's address): its workers ingest (``transforms.ingest.route``), loading the key with
     ``key_loader``. ``layouts``: the payroll profiles in effect (None: the shipped ones);
     ``options``: how the ingest reads (``transforms.options.IngestOptions``)."""
@@ -240,7 +244,7 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: boo
     frames["payroll"] = ids.payroll
     failpoints.hit("staged")
     hashed = {f.file: f.sha256 for f in report.files}
-    staged = StagedInputs(frames, pl.concat([report.rejects, ids.rejects]), input_file_records(input_dir, hashed),
+    staged = RunInputs(frames, pl.concat([report.rejects, ids.rejects]), input_file_records(input_dir, hashed),
                           key.source, key.key_id, report, docs_dir, pl.concat([standing, ids.lines]), named)
     staged.unclaimed_without_ssn = ids.unclaimed_without_ssn
     staged.cluster, staged.layouts = cluster, layouts
@@ -297,13 +301,13 @@ def quick_applications(input_dir: Path) -> pl.DataFrame | None:
     ).drop_nulls()
 
 
-def received_after(staged: StagedInputs, tax_year: int, as_of: dt.date) -> int:
+def received_after(staged: RunInputs, tax_year: int, as_of: dt.date) -> int:
     """Applications of the tax year received after the as-of date (a later run sees them)."""
     return staged.frames["applications"].lazy().filter(
         (pl.col("tax_year") == tax_year) & (pl.col("received_date") > as_of)).select(pl.len()).collect().item()
 
 
-def holdings(staged: StagedInputs, as_of: dt.date) -> str:
+def holdings(staged: RunInputs, as_of: dt.date) -> str:
     """What the submission holds, by kind and tax year (``applications of tax year 2023: 5;
     estimate requests of tax year 2023: 1 (1 received after 2023-02-15)``): the line of a
     quarterly run that has no request of its tax year."""

@@ -20,7 +20,7 @@ import polars as pl
 
 from transforms.award import ledger
 from transforms.award.decide import empty_decisions
-from transforms.outputs import StagedOutputs, write_csv, write_json
+from transforms.outputs import PendingOutputs, write_csv, write_json
 from transforms.reference.parameters import Parameters
 from transforms.rules import engine as cr
 from transforms.rules.engine import CreditInputs, CreditResult
@@ -161,7 +161,7 @@ class QuarterlySummary:
         )
 
 
-def _manifest(s: QuarterlySummary, params: Parameters, settings: Settings, staged: steps.StagedInputs) -> dict:
+def _manifest(s: QuarterlySummary, params: Parameters, settings: Settings, staged: steps.RunInputs) -> dict:
     """manifest.json of a quarterly run: what it projected, from what, and the cap pressure."""
     return {
         "run_id": s.run_id, "kind": "quarterly", "tax_year": s.tax_year, "quarter": s.quarter,
@@ -198,7 +198,7 @@ def run_quarterly(ctx: steps.RunContext) -> QuarterlySummary:
     est_dir.mkdir(parents=True, exist_ok=True)
     est_path = est_dir / f"{run_id}.parquet"
     try:
-        with StagedOutputs(out_dir, run_id) as staging:
+        with PendingOutputs(out_dir, run_id) as staging:
             est = estimates_output(result, quarter)
             emp_est = employer_estimates_output(result, tax_year, quarter)
             write_csv(est, staging.path("estimates.csv"))

@@ -18,7 +18,7 @@ from transforms import schema
 from transforms.award import ledger
 from transforms.award.changes import memberships
 from transforms.reference.parameters import Parameters
-from transforms.runs.inputs import RunError, StagedInputs
+from transforms.runs.inputs import RunError, RunInputs
 from transforms.settings import Settings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -148,7 +148,7 @@ def nj_time(utc: dt.datetime) -> str:
 
 
 def run_record(summary: RunSummary, *, started_at: dt.datetime, settings: Settings, params: Parameters,
-               staged: StagedInputs, quarter: int | None = None, invoked_at: float | None = None) -> dict:
+               staged: RunInputs, quarter: int | None = None, invoked_at: float | None = None) -> dict:
     return {
         "run_id": summary.run_id,
         "kind": summary.kind,
@@ -168,7 +168,7 @@ def run_record(summary: RunSummary, *, started_at: dt.datetime, settings: Settin
     }
 
 
-def summary_json(summary, staged: StagedInputs, invoked_at: float | None = None) -> str:
+def summary_json(summary, staged: RunInputs, invoked_at: float | None = None) -> str:
     """A run record's ``summary_json``: the summary (its outputs aside), the lake's digest, the wall
     time the user waited and the control groups' memberships (what the next run compares)."""
     return json.dumps({**{k: v for k, v in summary.to_dict().items() if k != "outputs"},
@@ -176,7 +176,7 @@ def summary_json(summary, staged: StagedInputs, invoked_at: float | None = None)
                        "control_groups": memberships(staged.frames.get("control_groups"))}, sort_keys=True, default=str)
 
 
-def run_manifest(summary: RunSummary, settings: Settings, params: Parameters, staged: StagedInputs, data_docs) -> dict:
+def run_manifest(summary: RunSummary, settings: Settings, params: Parameters, staged: RunInputs, data_docs) -> dict:
     """manifest.json of a deciding run (spec section 8): the run, its settings and parameters, its
     inputs (file hashes), the key's source, the code version, counts, reconciliation and totals."""
     return {

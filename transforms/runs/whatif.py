@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from transforms.award import ledger
-from transforms.outputs import StagedOutputs, write_csv, write_json
+from transforms.outputs import PendingOutputs, write_csv, write_json
 from transforms.runs import annual as steps
 
 DIFF_COLUMNS = ["level", "application_id", "employee_id", "awarded_before", "awarded_whatif", "change", "status_before",
@@ -134,7 +134,7 @@ def run_whatif(ctx: steps.RunContext, assignments: dict[str, str]) -> WhatIfOutc
     params, settings, result = ctx.params, ctx.settings, ctx.result
     con = ledger.connect(workdir / "impcredit.duckdb", read_only=True)
     try:
-        with StagedOutputs(out_dir, run_id) as staging:
+        with PendingOutputs(out_dir, run_id) as staging:
             cap = steps.cap_cents(params, settings, as_of)
             decisions = steps.decide(ctx, con, fresh=True)
             summary = steps.write_outputs(ctx, staging, decisions)

@@ -19,11 +19,11 @@ import re
 import polars as pl
 
 from transforms.ingest.read import header as hd
-from transforms.ingest.read import lines as ln
 from transforms.ingest.read import readers as rd
+from transforms.ingest.read import report_lines as ln
 from transforms.ingest.read.parsing import date_expr, number_expr
+from transforms.ingest.read.report_walk import Shape, _as_cells, _header_key, _section_header, _Walk
 from transforms.ingest.read.row_checks import CellError
-from transforms.ingest.read.shape import Shape, _as_cells, _header_key, _section_header, _Walk
 
 SEP = r"(?:\s*[:#=-]?\s+|\s*[:#=]\s*)"  # between a label and its value in one cell
 MAX_SECTIONS = 500_000

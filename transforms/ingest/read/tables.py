@@ -21,24 +21,20 @@ from transforms import schema
 from transforms.ingest.read import context as ctx
 from transforms.ingest.read import figures as fg
 from transforms.ingest.read import header as hd
-from transforms.ingest.read import lines as ln
+from transforms.ingest.read import header_first as simple
 from transforms.ingest.read import problems as pb
 from transforms.ingest.read import profile_files as pfiles
 from transforms.ingest.read import profiles as pf
 from transforms.ingest.read import readers as rd
 from transforms.ingest.read import report_frame as rf
-from transforms.ingest.read import shape as sh
+from transforms.ingest.read import report_lines as ln
+from transforms.ingest.read import report_walk as sh
 from transforms.ingest.read import sheets as shp
-from transforms.ingest.read import simple
 from transforms.ingest.read import submission as sub
 from transforms.ingest.read import transpose as tp
 from transforms.ingest.read import workbooks as wbk
 from transforms.ingest.read.arrow_csv import read_delimited_arrow
-from transforms.ingest.read.context import FileContext
-from transforms.ingest.read.problems import Problem, Sheet
-from transforms.ingest.read.report_frame import STAGED_SUMS
-from transforms.ingest.read.simple import Piece, pieces, read_simple, read_simple_many
-from transforms.ingest.read.staging import (
+from transforms.ingest.read.canonical import (
     NULLABLE,
     CellError,
     Staged,
@@ -46,6 +42,10 @@ from transforms.ingest.read.staging import (
     SubmissionError,
     stage_table,
 )
+from transforms.ingest.read.context import FileContext
+from transforms.ingest.read.header_first import Piece, pieces, read_simple, read_simple_many
+from transforms.ingest.read.problems import Problem, Sheet
+from transforms.ingest.read.report_frame import STAGED_SUMS
 from transforms.pii import HashKey
 
 
@@ -287,10 +287,10 @@ def _finish_table(dataset: str, table: rd.RawTable, m: hd.Match, rel: str, key: 
 
 
 __all__ = ["Piece", "Problem", "Sheet", "discover", "pieces", "read_simple", "read_simple_many", "read_tables",
-           "stage_submission"]
+           "read_submission"]
 
 
-def stage_submission(input_dir: Path, key: HashKey, layouts: pfiles.Layouts | None = None) -> Staged:
+def read_submission(input_dir: Path, key: HashKey, layouts: pfiles.Layouts | None = None) -> Staged:
     """Read and stage every dataset of a submission folder (vendor payroll layouts included).
 
     Rows with a cell that does not cast are left out and reported in ``errors``; nothing else is

@@ -32,9 +32,9 @@ WRITTEN: set[Path] = set()
 _WRITTEN_LOCK = threading.RLock()
 # the sha256 of each lake part as written, taken from the local file before it is renamed or
 # uploaded (by whichever process or worker wrote it), so the manifest records checksums without
-# reading parts back; the staging area's rows (``SCRATCH``) are not hashed: they never reach the lake
+# reading parts back; the scratch area's rows (``SCRATCH``) are not hashed: they never reach the lake
 SUMS: dict[Path, str] = {}
-SCRATCH = "_staging"
+SCRATCH = "_scratch"
 INTENT = "_rewriting.json"  # listed parts an ingest is about to rewrite or delete (until its manifest is saved)
 
 
@@ -75,7 +75,7 @@ def _hash(tmp: Path, path: Path) -> None:
 
 def take_sums(lake: Path) -> dict[str, str | None]:
     """The parts of ``lake`` written since the last call (relative paths) with their sha256 as
-    written (None for the staging area's files, never hashed), forgotten."""
+    written (None for the scratch area's files, never hashed), forgotten."""
     root = lake.resolve()
     with _WRITTEN_LOCK:
         mine = {p for p in WRITTEN if root in p.parents}

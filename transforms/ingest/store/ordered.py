@@ -23,7 +23,7 @@ import polars as pl
 import pyarrow as pa
 from polars.io.plugins import register_io_source
 
-from transforms.ingest.store import staged as sg
+from transforms.ingest.store import scratch as sg
 from transforms.ingest.store.lake_files import IPC_BATCH_ROWS
 
 CHUNK_ROWS = 250_000

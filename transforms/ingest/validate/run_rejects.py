@@ -10,11 +10,11 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.ingest.check import cross_rows as xrows
-from transforms.ingest.check.cross_rows import ORDER_BASE
-from transforms.ingest.check.masking import mask_value, short
-from transforms.ingest.check.quarantine import FileWork, lookup, quarantine_rows
 from transforms.ingest.read.tables import read_tables
+from transforms.ingest.validate import cross_rows as xrows
+from transforms.ingest.validate.cross_rows import ORDER_BASE
+from transforms.ingest.validate.masking import mask_value, short
+from transforms.ingest.validate.quarantine import FileWork, lookup, quarantine_rows
 from transforms.pii import HashKey
 from transforms.schema import DOUBTFUL_RULES
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from transforms.ingest.store.standing import STANDING_SCHEMA
+from transforms.ingest.store.standing_rejects import STANDING_SCHEMA
 
 RULES = {
     "two_ssns": "the employee id carries two different ssns (on its rows, or against the roster's ssn): "

@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from transforms.ingest.check import validate as va
-from transforms.ingest.check.masking import cells_json, mask_employer, mask_value
 from transforms.ingest.read import readers as rd
-from transforms.ingest.read.staging import StagedTable
+from transforms.ingest.read.canonical import StagedTable
+from transforms.ingest.validate import engines as va
+from transforms.ingest.validate.masking import cells_json, mask_employer, mask_value
 
 
 @dataclass

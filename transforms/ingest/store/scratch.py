@@ -1,7 +1,7 @@
-"""The rows an ingest keeps for a moment between its tasks, in the run's staging area: written by
+"""The rows an ingest keeps for a moment between its tasks, in the run's scratch area: written by
 one task, read by the next, dropped when the run ends; never part of the lake.
 
-The area is ``<lake>/_staging/<token>/`` (a folder every worker sees, or an object store's prefix)
+The area is ``<lake>/_scratch/<token>/`` (a folder every worker sees, or an object store's prefix)
 for a Dask cluster and for a submission too big for memory; for the in-process executor on a
 smaller submission it is ``Memory``, this process's own memory: the same tasks, the same bytes
 in the lake, no file written or read back."""
@@ -17,7 +17,7 @@ from transforms.ingest.store.lake_files import write_ipc_atomic, write_parquet_a
 
 
 class Memory:
-    """A staging area in this process's memory, addressed like a folder (``area / "map/f1.arrow"``)."""
+    """A scratch area in this process's memory, addressed like a folder (``area / "map/f1.arrow"``)."""
 
     def __init__(self, frames: dict[str, pl.DataFrame] | None = None, key: str = "") -> None:
         self.frames = {} if frames is None else frames

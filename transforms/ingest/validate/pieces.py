@@ -9,14 +9,14 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.ingest.check import validate as va
-from transforms.ingest.check.batches import flagged
-from transforms.ingest.check.files import FileScope, held, suite_frame, validate_table
-from transforms.ingest.check.masking import maskable
-from transforms.ingest.check.quarantine import FileWork, employer_ids, wrong_types_message
 from transforms.ingest.read import header as hd
-from transforms.ingest.read.staging import StagedTable, stage_table
+from transforms.ingest.read.canonical import StagedTable, stage_table
 from transforms.ingest.read.tables import Piece, pieces, read_simple
+from transforms.ingest.validate import engines as va
+from transforms.ingest.validate.batches import flagged
+from transforms.ingest.validate.files import FileScope, held, suite_frame, validate_table
+from transforms.ingest.validate.masking import maskable
+from transforms.ingest.validate.quarantine import FileWork, employer_ids, wrong_types_message
 from transforms.pii import HashKey
 
 

@@ -8,15 +8,15 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.ingest.check import validate as va
-from transforms.ingest.check.cross_rows import ORDER_BASE
-from transforms.ingest.check.files import COMPACT, suite_frame
-from transforms.ingest.check.masking import maskable, masked_ssns
-from transforms.ingest.check.quarantine import FileWork
 from transforms.ingest.read import header as hd
 from transforms.ingest.read import readers as rd
-from transforms.ingest.read.staging import StagedTable, stage_table
+from transforms.ingest.read.canonical import StagedTable, stage_table
 from transforms.ingest.read.tables import read_simple_many
+from transforms.ingest.validate import engines as va
+from transforms.ingest.validate.cross_rows import ORDER_BASE
+from transforms.ingest.validate.files import COMPACT, suite_frame
+from transforms.ingest.validate.masking import maskable, masked_ssns
+from transforms.ingest.validate.quarantine import FileWork
 from transforms.pii import HashKey
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.ingest.check import cross_rows as xrows
 from transforms.ingest.store.lake import scan_lake
+from transforms.ingest.validate import cross_rows as xrows
 from transforms.pii import HashKey, hash_ssn_column, normalize_ssn_expr
 
 ID_IS_SSN = ("employee_id is the ssn of a person in the payroll: use the employer's own employee number "

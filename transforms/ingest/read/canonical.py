@@ -4,7 +4,7 @@ A submitted table (text cells read by ``transforms.ingest.read.readers``, mapped
 ``transforms.ingest.read.profiles``) becomes the staged schema of ``transforms.schema``:
 - cells are renamed to canonical columns (derived columns are sums: hours = regular + overtime);
 - text is trimmed, dates and numbers are parsed with the profile's formats; a cell that does not
-  parse becomes null, and validation (``transforms.ingest.check.validate``) turns that into a reject
+  parse becomes null, and validation (``transforms.ingest.validate.engines``) turns that into a reject
   naming the file, line and column;
 - the ssn becomes ``ssn_hash`` (keyed HMAC, ``transforms.pii``) and is dropped: nothing after this
   module sees it;
@@ -14,7 +14,7 @@ A submitted table (text cells read by ``transforms.ingest.read.readers``, mapped
 ``received_at``: a timestamp with an offset (or ``Z``) is that instant; a naive one is New Jersey
 local time. ``received_date`` is the New Jersey local date of the instant.
 
-``tables.stage_submission`` stages a whole folder with the canonical rules only (no validation
+``tables.read_submission`` stages a whole folder with the canonical rules only (no validation
 suite, no lake); ``transforms.ingest.ingest_folder`` is the full ingest.
 """
 

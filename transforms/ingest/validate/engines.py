@@ -17,7 +17,7 @@ column. The suite files are the one statement of the rules; two engines evaluate
   rows (0.06 s against 8.8 s, plus 2.5 s of GX start-up).
 
 The ssn never reaches either engine: only its hash. After validation, on the rows that passed,
-the cross-row rules run over the whole run (``transforms.ingest.check.cross_rows``).
+the cross-row rules run over the whole run (``transforms.ingest.validate.cross_rows``).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from datetime import datetime
 import polars as pl
 
 from transforms import schema
-from transforms.ingest.check.gx import run_suite
-from transforms.ingest.check.suites import (
+from transforms.ingest.validate.gx import run_suite
+from transforms.ingest.validate.suites import (
     EXPECTATIONS_DIR,
     INDEX_COLUMN,
     Failure,

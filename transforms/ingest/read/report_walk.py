@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from transforms.ingest.read import header as hd
-from transforms.ingest.read import lines as ln
 from transforms.ingest.read import profiles as pf
 from transforms.ingest.read import readers as rd
+from transforms.ingest.read import report_lines as ln
+from transforms.ingest.read.canonical import CellError
 from transforms.ingest.read.report_layout import TotalsLine
-from transforms.ingest.read.staging import CellError
 
 
 @dataclass

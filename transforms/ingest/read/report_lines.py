@@ -14,9 +14,9 @@ import polars as pl
 from transforms.ingest.read import header as hd
 from transforms.ingest.read import profiles as pf
 from transforms.ingest.read import readers as rd
+from transforms.ingest.read.canonical import CellError
 from transforms.ingest.read.parsing import UNIVERSAL_DATES, parse_number
 from transforms.ingest.read.report_layout import BlockLine, ReportLayout, TotalsLine
-from transforms.ingest.read.staging import CellError
 
 DATES = ("period_start", "period_end", "pay_date")
 

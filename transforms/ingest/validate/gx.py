@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from transforms import schema
-from transforms.ingest.check.suites import Failure, load_suite_json
+from transforms.ingest.validate.suites import Failure, load_suite_json
 
 _lock = threading.Lock()
 _STATE: dict = {}

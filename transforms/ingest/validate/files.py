@@ -12,10 +12,12 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.ingest.check import validate as va
-from transforms.ingest.check.cross_rows import ORDER_BASE
-from transforms.ingest.check.masking import mask_value, maskable, masked_ssns, short
-from transforms.ingest.check.quarantine import (
+from transforms.ingest.read.canonical import StagedTable
+from transforms.ingest.read.tables import read_tables
+from transforms.ingest.validate import engines as va
+from transforms.ingest.validate.cross_rows import ORDER_BASE
+from transforms.ingest.validate.masking import mask_value, maskable, masked_ssns, short
+from transforms.ingest.validate.quarantine import (
     FileWork,
     lookup,
     quarantine_rows,
@@ -24,8 +26,6 @@ from transforms.ingest.check.quarantine import (
     sole_employer,
     wrong_types_message,
 )
-from transforms.ingest.read.staging import StagedTable
-from transforms.ingest.read.tables import read_tables
 from transforms.pii import HashKey
 
 COMPACT = ("ssn_hash", "source_file", "__code", "__counts")
