@@ -181,3 +181,46 @@ def test_no_environment_below_flows():
                 continue
             found.append(f"{rel}:{n}: {line.strip()}")
     assert found == [], "the environment read below flows/: " + "; ".join(found)
+
+
+REPO_DIRS = ("transforms/", "flows/", "tests/", "docs/", "bench/", "expectations/", "data/vendors/", "data/reference/",
+             ".ci/", "prefect.yaml", "prefect.toml", "pyproject.toml", "Makefile")
+
+
+def _modules() -> set[str]:
+    return {p.relative_to(ROOT).as_posix() for d in ("transforms", "flows") for p in (ROOT / d).rglob("*.py")}
+
+
+def test_the_map_lists_every_module_and_nothing_that_is_gone():
+    """docs/architecture.md names every module of transforms/ and flows/ (its path in backticks,
+    with its one line), and no module that does not exist."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^- `((?:transforms|flows)/[\w/]+\.py)`: \S", text, re.M))
+    named = set(re.findall(r"`((?:transforms|flows)/[\w/]+\.py)`", text))
+    assert sorted(_modules() - listed) == [], "modules missing from docs/architecture.md"
+    assert sorted(named - _modules()) == [], "docs/architecture.md names modules that do not exist"
+
+
+def _paths_named(text: str) -> set[str]:
+    out = set()
+    for token in re.findall(r"`([^`\s<>*{}]+)`", text):
+        token = token.rstrip("/.,:;)")
+        if token.startswith(REPO_DIRS) and not token.startswith("bench/data/") and not re.search(r"[<>*{}$]|\.\.\.", token):
+            out.add(token)
+    return out
+
+
+def test_the_readme_names_only_files_and_names_that_exist():
+    """Every file or folder of the repository the README (and docs/) names is there, and every
+    "`name` in `module.py`" names what that module defines."""
+    for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "bench" / "README.md"]:
+        text = doc.read_text(encoding="utf-8")
+        missing = sorted(p for p in _paths_named(text) if not (ROOT / p).exists())
+        assert missing == [], f"{doc.relative_to(ROOT)} names what is not in the repository: {missing}"
+        for name, module in re.findall(r"`(\w+)(?:\(\))?` (?:in|of|from) `([\w/]+\.py)`", text):
+            hits = [ROOT / module] if (ROOT / module).is_file() else list((ROOT / "transforms").rglob(Path(module).name))
+            hits += [] if hits else list((ROOT / "flows").rglob(Path(module).name))
+            assert hits, f"{doc.relative_to(ROOT)}: `{module}` is no module"
+            pattern = rf"^\s*(?:def|class|async def) {name}\b|^\s*{name}\s*[:=]"
+            assert any(re.search(pattern, h.read_text(encoding="utf-8"), re.M) for h in hits), \
+                f"{doc.relative_to(ROOT)}: `{name}` is not in `{module}`"

@@ -19,12 +19,12 @@ PARAMS = load_parameters()
 
 
 def run(tmp: Path, cases: list[dict], *, tax_year: int = 2023, as_of: str = "2024-07-01", cap: float | None = None,
-        policy: str = "fcfs", out: str = "out") -> steps.RunSummary:
+        policy: str = "fcfs", out: str = "out", waitlist_carry: bool = True) -> steps.RunSummary:
     workdir = tmp / "work"
     frames = frames_for(cases)
     staged = steps.RunInputs(frames, pl.DataFrame(schema={c: pl.String for c in ("file", "line", "column", "value", "rule", "message")}),
                                 [{"path": "x.csv", "sha256": "0" * 64, "bytes": 1}], "demo", "test")
-    settings = Settings(allocation=AllocationSettings(cap=cap, policy=policy))
+    settings = Settings(allocation=AllocationSettings(cap=cap, policy=policy, waitlist_carry=waitlist_carry))
     as_of_d = dt.date.fromisoformat(as_of)
     result = steps.compute(frames, tax_year, as_of_d, PARAMS, settings)
     run_id = steps.new_run_id("annual", tax_year, staged.inputs_sha256)
@@ -90,6 +90,27 @@ def test_partial_and_waitlist_then_carry_into_next_approval_year(tmp_path):
     awards = pl.read_csv(tmp2 / "out2025" / "awards.csv")
     assert set(awards["application_id"]) == {"APP-2023-003", "APP-2024-009"}
     assert s2.awarded <= s2.cap
+
+
+def test_without_waitlist_carry_the_next_approval_year_serves_only_its_own_applications(tmp_path):
+    """The alternative of spec 7's carry (setting waitlist_carry=false): last year's waitlist is
+    not served by the next approval year; it stays WAITLISTED in its own year."""
+    cases = [employer_case(i, f"2024-02-0{i}T09:00:00") for i in range(1, 4)]
+    per_app = run(tmp_path, cases, cap=10_000_000).requested / 3
+    tmp2 = tmp_path / "capped"
+    tmp2.mkdir()
+    run(tmp2, cases, cap=round(per_app * 1.5, 2), waitlist_carry=False)
+    new = employer_case(9, "2025-02-01T09:00:00", tax_year=2024)
+    run(tmp2, [new], tax_year=2024, as_of="2025-03-01", cap=round(per_app * 1.5, 2), out="out2025",
+        waitlist_carry=False)
+    d = decisions(tmp2)
+    d2 = d.filter(pl.col("approval_year") == 2025)
+    assert d2["application_id"].to_list() == ["APP-2024-009"]
+    assert d2["awarded_cents"].to_list() == [0]  # its own application (no credit due in 2024) only
+    still = d.filter(pl.col("application_id") == "APP-2023-003")
+    assert still["approval_year"].to_list() == [2024] and still["status"].to_list() == ["WAITLISTED"]
+    awards = pl.read_csv(tmp2 / "out2025" / "awards.csv")
+    assert set(awards["application_id"]) == {"APP-2024-009"}
 
 
 def test_failed_commit_leaves_no_outputs_and_no_ledger_rows(tmp_path, monkeypatch):

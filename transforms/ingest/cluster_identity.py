@@ -1,4 +1,4 @@
-"""One person, one identity (``check.identity``) resolved by the cluster's workers: the claimed
+"""One person, one identity (``validate.identity``) resolved by the cluster's workers: the claimed
 employees' rows are read where they are resolved, a chunk of the employers per task, and the
 driver gets back only the rows in error and each employee's ssn hash for its rows without one (what
 ``identity.resolve`` keeps of them), so that no payroll row passes through it. An employee id is

@@ -88,7 +88,7 @@ def commit(lake: Path, manifest: dict, plan: Plan, parts_of: dict[str, list[str]
            n_accepted: dict[int, int], named_ids: dict[int, dict[str, list[str]]], replaced: list[dict], validating,
            workdir: Path, docs_dir: Path | None, written_sums: dict[str, str | None] | None = None) -> IngestReport:
     """Each file's record and manifest entry, the checksums (``written_sums``: of parts written
-    elsewhere, as ``lake_check.refresh`` takes them), the manifest saved last; the report."""
+    elsewhere, as ``lake_verify.refresh`` takes them), the manifest saved last; the report."""
     records, rejects, works, known = plan.records, plan.rejects, plan.todo, manifest["files"]
     ingested_at = datetime.now(UTC).isoformat(timespec="seconds")
     seq = int(manifest.get("ingest_seq", 0)) + 1  # orders the runs' files (a later file replaces by key)

@@ -152,7 +152,7 @@ class RunInputs:
 
     @property
     def lake_sha256(self) -> str | None:
-        """What the lake held when the run read it (``lake_check.lake_digest``)."""
+        """What the lake held when the run read it (``lake_verify.lake_digest``)."""
         return getattr(self.report, "lake_sha256", None)
 
     @property

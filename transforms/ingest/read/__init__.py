@@ -4,7 +4,7 @@ In: a file's bytes (CSV in any of the layouts' encodings and delimiters, or a wo
 submission says of it outside its rows (its folder named by a FEIN, ``payroll/files.csv``), and
 the layouts (``data/vendors/*.yaml`` and an agency's own profiles folder, with the header
 vocabulary ``data/vendors/vocabulary.yaml``).
-Out: per table of the file, a ``staging.StagedTable`` (canonical columns typed, the ssn replaced by
+Out: per table of the file, a ``canonical.StagedTable`` (canonical columns typed, the ssn replaced by
 its keyed hash, every cell's text kept for messages, the physical line of every row), the lines
 that are not rows (title, totals, block, note lines) counted and checked, and the structural
 rejects (a cell that does not cast, a ragged line); or a whole-file problem (no layout reads it:

@@ -86,7 +86,7 @@ class StagedTable:
     ssn_digits: frozenset[str] = frozenset()  # in memory only: to mask ssn-like text in rejects
     ragged: list[tuple[int, list[str]]] = field(default_factory=list)  # (line, cells) of wrong width
     padded_ssns: int = 0  # ssns of 7 or 8 digits (a numeric cell dropped the leading zeros), padded
-    shape: object | None = None  # how a report's lines were read (``shape.Shape``): counts, totals checked
+    shape: object | None = None  # how a report's lines were read (``report_walk.Shape``): counts, totals checked
     header_line: int | None = None  # the physical line (or row) of the header
     columns: list[tuple[str, str | None]] = field(default_factory=list)  # each header -> the field it reaches
 

@@ -1,4 +1,4 @@
-"""The cells of one table under a profile match, as typed expressions (``staging.stage_table``):
+"""The cells of one table under a profile match, as typed expressions (``canonical.stage_table``):
 each canonical field's cell, header and value (``num``, ``day``, ``txt``, the periods of a
 ``period_from_pay_date`` rule), the steps a value needs worked out once however often the staged
 columns use it."""

@@ -353,7 +353,7 @@ class Profile(BaseModel):
     @property
     def shaped(self) -> bool:
         """Whether the layout's lines are more than a header and rows (totals, blocks, notes,
-        fields in the file name): such a file is read line by line (``shape.shape_report``)."""
+        fields in the file name): such a file is read line by line (``report_walk.shape_report``)."""
         r = self.report
         return r is not None and bool(r.totals or r.blocks or r.notes or r.end or r.file_name or r.sheet_name or r.labels
                                       or r.header_rows > 1)

@@ -1,11 +1,11 @@
-"""A report's lines walked as one Polars frame: what ``shape.shape_report`` does line by line in
+"""A report's lines walked as one Polars frame: what ``report_walk.shape_report`` does line by line in
 Python, done as column expressions over every line at once (a journal of a million lines in
 about the time the canonical layout takes), with exactly its result.
 
 In: every non-blank line of the file as text cells ``c0..cW`` with its physical ``__line`` (the
 header found among them, ``header.Found``). Out: the table of the data rows (the columns of every
 section's header, the fields carried from block lines, labelled values and the file's name), and
-the ``shape.Shape`` of the other lines (counted; the totals lines checked). ``None`` when the
+the ``report_walk.Shape`` of the other lines (counted; the totals lines checked). ``None`` when the
 profile asks for what only the line-by-line walk does (a block label anywhere on a line, a
 pattern the Rust regex engine does not take, sections of a two-row header or labels restricted to
 columns that move between sections, a totals label in any cell): the caller then walks the lines in
@@ -45,7 +45,7 @@ def _ok(patterns: list[str]) -> bool:
 def walk(frame: pl.DataFrame, found: hd.Found, records, rel: str, sheet: str | None,
          delimiter: str | None) -> tuple[tuple[rd.RawTable, hd.Match], Shape] | None:
     """The report ``frame`` (its non-blank lines, ``records`` the first of them as Python cells)
-    walked as ``shape.shape_report`` walks it, or None (see the module's docstring)."""
+    walked as ``report_walk.shape_report`` walks it, or None (see the module's docstring)."""
     match = found.match
     profile, layout = match.profile, match.profile.report
     if any(not b.first for b in layout.blocks) or any(not t.first for t in layout.totals) or not _ok(
@@ -206,7 +206,7 @@ def _blocks(f: pl.DataFrame, s, width: int, layout, profile, maybe_block: pl.Exp
 
 
 def _iso(v: pl.Expr, profile) -> pl.Expr:
-    """A date value as ISO when the layout's formats read it (as ``lines.parse_date``), else as given."""
+    """A date value as ISO when the layout's formats read it (as ``report_lines.parse_date``), else as given."""
     t = v.str.strip_chars()
     t = pl.when(t.str.contains(r"^\d{4}-\d{2}-\d{2}[ T]00:00:00$")).then(t.str.slice(0, 10)).otherwise(t)
     return pl.coalesce(date_expr(t, profile.date_formats).cast(pl.String), t)

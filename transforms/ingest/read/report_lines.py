@@ -1,4 +1,4 @@
-"""What a report's lines say besides its rows (``shape.shape_report`` walks them): block header
+"""What a report's lines say besides its rows (``report_walk.shape_report`` walks them): block header
 lines and the fields they set for the rows below, values printed beside their label on a group's
 lines, the fields of the file's name, totals lines checked against the lines they total, and a
 column holding two fields cut in two. Dates are given back ISO."""
@@ -92,7 +92,7 @@ def block(cells: list[str | None], layout: ReportLayout | None, profile: pf.Prof
 
 def close_group(walk, layout: ReportLayout, formats: list[str]) -> None:
     """The labelled values of the group of lines just ended (``report.labels``), set on each of them
-    (``walk``: a ``shape._Walk``)."""
+    (``walk``: a ``report_walk._Walk``)."""
     if layout.labels and walk.group_start < len(walk.rows):
         found: dict[str, str] = {}
         cols = {v.field: {walk.col_of[c] for c in v.columns if c in walk.col_of} for v in layout.labels}

@@ -14,7 +14,7 @@ it totals), a block header line (its fields carried down to the rows below: a pa
 pay day, ``Check Date: 01/06/2023`` in one cell, the employee named above their rows), a repeated
 header, a note line, or blank. The fields of blocks and of the file name become columns of every
 row (``context`` adds the submission's). A column holding two fields (``Profile.split``) is cut in
-two (``lines.split_columns``). Every line is accounted for.
+two (``report_lines.split_columns``). Every line is accounted for.
 """
 
 from __future__ import annotations

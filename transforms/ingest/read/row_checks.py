@@ -1,4 +1,4 @@
-"""Rows rejected before validation (``staging.stage_table`` adds them to a table's
+"""Rows rejected before validation (``canonical.stage_table`` adds them to a table's
 ``structural`` errors): a record of the wrong width, a cell too long, an id that is the row's own
 ssn, a code the layout's code table lacks, a pay frequency it cannot derive a period from."""
 

@@ -1,11 +1,11 @@
 """Read: the files of a submission as tables of text cells, each matched to a layout and staged
-(``staging.stage_table``).
+(``canonical.stage_table``).
 
 A delimited file's first lines and each sheet of a workbook are searched for the row that is the
 header of a layout (``header.find_layout``: whatever is above it is the preamble, counted and
 reported); a table whose header is its first line and that Polars maps exactly takes the fast
 route (``simple``), every other is read record by record (a report's lines by
-``shape.shape_report``). A file or sheet that no layout reads is a problem naming the row it came
+``report_walk.shape_report``). A file or sheet that no layout reads is a problem naming the row it came
 closest with, by which layout, what is missing and what is unmatched: one short line, the full
 lists in the rejects file (``Problem.detail``). A sheet with no header row and no figures (a
 report's cover or notes sheet beside the data) is skipped and said.
@@ -247,7 +247,7 @@ def _unread_above(records, found: hd.Found, shape: sh.Shape, sheet: str | None,
 def _stage_records(dataset: str, records, found: hd.Found, rel: str, key: HashKey,
                    context: FileContext | None, notes: list[str], *, sheet: str | None = None,
                    delimiter: str | None = None) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
-    """The table of a file's records from its header (a report shaped by ``shape.shape_report``)."""
+    """The table of a file's records from its header (a report shaped by ``report_walk.shape_report``)."""
     m = found.match
     if m.profile.shaped:
         (table, m), shape = sh.shape_report(records, found, rel, sheet=sheet, delimiter=delimiter)

@@ -76,7 +76,7 @@ QUARANTINE_SCHEMA = {
 
 
 class LakeDamaged(RuntimeError):
-    """The lake does not hold what it wrote (``lake_check``): the run stops before it reads it."""
+    """The lake does not hold what it wrote (``lake_verify``): the run stops before it reads it."""
 
 
 def load_manifest(lake: Path) -> dict:

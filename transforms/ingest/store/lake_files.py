@@ -1,4 +1,4 @@
-"""Atomic files of the lake, and the record of what an ingest wrote (``lake_check`` turns it
+"""Atomic files of the lake, and the record of what an ingest wrote (``lake_verify`` turns it
 into checksums): every write goes to a temporary name in the same folder and is renamed into
 place; in an object store (no rename) it goes to a local temporary file uploaded in one PUT,
 which is the atomic step there (``transforms.storage``); a part about to be rewritten or deleted
@@ -27,7 +27,7 @@ def _tmp(path: Path) -> Path:
     return path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
 
 
-# every path written since its lake last recorded checksums (``lake_check.refresh`` takes them)
+# every path written since its lake last recorded checksums (``lake_verify.refresh`` takes them)
 WRITTEN: set[Path] = set()
 _WRITTEN_LOCK = threading.RLock()
 # the sha256 of each lake part as written, taken from the local file before it is renamed or
@@ -87,7 +87,7 @@ def take_sums(lake: Path) -> dict[str, str | None]:
 def intend(lake: Path, path: Path) -> None:
     """Note that the listed part ``path`` of ``lake`` is about to be rewritten or deleted: an
     ingest that crashes before it saves the manifest leaves it changed, which is not damage
-    (``lake_check.check`` takes the note; the next ingest records its checksum again)."""
+    (``lake_verify.check`` takes the note; the next ingest records its checksum again)."""
     if not path.exists():
         return
     rel = path.relative_to(lake).as_posix()

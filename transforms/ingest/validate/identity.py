@@ -36,7 +36,7 @@ _ROW = ["employer_id", "employee_id", "ssn_hash", "ssn_last4_hash", "source_file
 @dataclass
 class Identities:
     payroll: pl.LazyFrame  # the payroll with the rejected rows out and the claimed rows' ssns filled
-    lines: pl.DataFrame  # the rejected rows as standing lines (``standing.STANDING_SCHEMA``)
+    lines: pl.DataFrame  # the rejected rows as standing lines (``standing_rejects.STANDING_SCHEMA``)
     rejects: pl.DataFrame  # the same as reject records (file, line, column, value, rule, message, employer_id)
     unclaimed_without_ssn: int = 0  # rows of no claimed employee without an ssn: they count for no one
 
