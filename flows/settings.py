@@ -55,8 +55,8 @@ class RunSettings(BaseSettings):
     # a Dask scheduler's address for the ingest and the credits (tcp://HOST:PORT)
     dask_address: str | None = Field(default=None)
     validation_engine: Literal["polars", "gx"] | None = None
-    staged_above_mb: float = Field(default=IngestOptions().staged_above_mb, ge=0)
-    staged_tasks: int = Field(default=IngestOptions().staged_tasks, ge=1)
+    scratch_in_memory_mb: float = Field(default=IngestOptions().scratch_in_memory_mb, ge=0)
+    ingest_tasks: int = Field(default=IngestOptions().ingest_tasks, ge=1)
     worker_wait_s: float = Field(default=IngestOptions().worker_wait_s, gt=0)
     pdf: Literal["auto", "all", "certificates", "none"] = DocumentOptions().pdf
     pdf_max: int = Field(default=DocumentOptions().pdf_max, ge=0)
@@ -69,8 +69,8 @@ class RunSettings(BaseSettings):
         return init_settings, TomlConfigSettingsSource(settings_cls, toml_file=config_file()), env_settings
 
     def ingest(self) -> IngestOptions:
-        return IngestOptions(validation_engine=self.validation_engine, staged_above_mb=self.staged_above_mb,
-                             staged_tasks=self.staged_tasks, worker_wait_s=self.worker_wait_s)
+        return IngestOptions(validation_engine=self.validation_engine, scratch_in_memory_mb=self.scratch_in_memory_mb,
+                             ingest_tasks=self.ingest_tasks, worker_wait_s=self.worker_wait_s)
 
     def documents(self) -> DocumentOptions:
         return DocumentOptions(pdf=self.pdf, pdf_max=self.pdf_max, render_helper=self.render_helper)
@@ -81,8 +81,8 @@ HELP = {
     "lake": "where the Parquet lake is: a folder or s3://bucket/prefix (default <workdir>/lake)",
     "dask_address": "a Dask scheduler for the ingest and the credits (tcp://HOST:PORT)",
     "validation_engine": "polars (the suites compiled, vectorised) or gx (Great Expectations, Data Docs)",
-    "staged_above_mb": "on this process, the ingest's scratch area in memory up to this many MB of submission",
-    "staged_tasks": "on this process, the ingest's tasks at once",
+    "scratch_in_memory_mb": "on this process, the ingest's scratch area in memory up to this many MB of submission",
+    "ingest_tasks": "on this process, the ingest's tasks at once",
     "worker_wait_s": "on a Dask cluster, seconds without a finished task while it loses its workers, then the run ends",
     "pdf": "auto (PDFs up to pdf_max documents, else their data for `impcredit documents`), all, certificates, none",
     "pdf_max": "documents a run renders as PDF under pdf=auto",
@@ -90,11 +90,37 @@ HELP = {
 }
 
 
+# Settings renamed, by their old name: one set in the environment or the settings file is an error
+# that names the new one, never ignored in silence (the environment's unknown names would be).
+RENAMED = {"staged_above_mb": "scratch_in_memory_mb", "staged_tasks": "ingest_tasks"}
+
+
+def _renamed_in_use() -> str | None:
+    for old, new in RENAMED.items():
+        if os.environ.get(f"IMPCREDIT_{old.upper()}"):
+            return f"IMPCREDIT_{old.upper()} is now IMPCREDIT_{new.upper()}: rename it in the environment"
+    path = config_file()
+    if path.is_file():
+        import tomllib
+
+        try:
+            found = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, OSError):
+            return None  # said by the settings source itself
+        for old, new in RENAMED.items():
+            if old in found:
+                return f"{path}: {old} is now {new}: rename it in the settings file"
+    return None
+
+
 def run_settings(**given) -> RunSettings:
     """The settings in effect: ``given`` (a command's options; None: not given) over the settings
-    file over the environment. A bad value is a ``ValueError`` of one line naming the setting."""
+    file over the environment. A bad value is a ``ValueError`` of one line naming the setting; a
+    setting set by its old name (``RENAMED``) one naming the new."""
     from pydantic import ValidationError
 
+    if (said := _renamed_in_use()) is not None:
+        raise ValueError(said)
     try:
         return RunSettings(**{k: v for k, v in given.items() if v is not None})
     except ValidationError as exc:
@@ -125,4 +151,4 @@ def where(name: str, given: dict | None = None) -> str:
     return "default"
 
 
-__all__ = ["HELP", "RunSettings", "config_file", "run_settings", "where"]
+__all__ = ["HELP", "RENAMED", "RunSettings", "config_file", "run_settings", "where"]

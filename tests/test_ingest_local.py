@@ -1,5 +1,5 @@
 """One route for the ingest, whatever its executor: the tasks on this process's threads with the
-scratch area in memory (the default for a submission up to ``STAGED_ABOVE_BYTES``) or on disk
+scratch area in memory (the default for a submission up to ``SCRATCH_IN_MEMORY_BYTES``) or on disk
 (``ingest_folder(..., cluster="local:N")``, and any submission above it), one task at a time or
 several: the lake's parts, byte for byte, and the ingest report (files, counts, rejects,
 replacements, the lake's digest) are the same, for a vendor mix with rejects and a bigger payroll
@@ -69,7 +69,7 @@ def test_every_executor_of_this_process_writes_the_same_lake_and_report(submissi
 
 
 def test_a_submission_over_the_threshold_keeps_its_scratch_area_on_disk(submission, tmp_path, monkeypatch):
-    """A submission over ``memory_up_to_bytes`` (the run's setting ``staged_above_mb``) keeps the tasks'
+    """A submission over ``memory_up_to_bytes`` (the run's setting ``scratch_in_memory_mb``) keeps the tasks'
     scratch area on disk (made, then removed) instead of in memory, and writes the same lake."""
     calls = []
     real = pp.ingest_with
@@ -88,11 +88,20 @@ def test_a_submission_over_the_threshold_keeps_its_scratch_area_on_disk(submissi
     # the settings at the edge: a bad value in one line naming it
     from flows.settings import run_settings
 
-    for name, bad in (("IMPCREDIT_STAGED_TASKS", "two"), ("IMPCREDIT_STAGED_ABOVE_MB", "lots")):
+    for name, bad in (("IMPCREDIT_INGEST_TASKS", "two"), ("IMPCREDIT_SCRATCH_IN_MEMORY_MB", "lots")):
         monkeypatch.setenv(name, bad)
         with pytest.raises(ValueError, match=f"setting {name.removeprefix('IMPCREDIT_').lower()} "):
             run_settings()
         monkeypatch.delenv(name)
+    # a setting by its old name is an error naming the new one, never ignored
+    monkeypatch.setenv("IMPCREDIT_STAGED_TASKS", "1")
+    with pytest.raises(ValueError, match="IMPCREDIT_STAGED_TASKS is now IMPCREDIT_INGEST_TASKS"):
+        run_settings()
+    monkeypatch.delenv("IMPCREDIT_STAGED_TASKS")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "impcredit.toml").write_text("staged_above_mb = 10\n")
+    with pytest.raises(ValueError, match="staged_above_mb is now scratch_in_memory_mb"):
+        run_settings()
 
 
 def test_the_submissions_size_counts_its_files_not_the_workdir_inside_it(tmp_path):

@@ -249,3 +249,30 @@ def test_check_shows_each_persons_figures_read_beside_those_declared(tmp_path):
     assert by_figure["gross wages of the prior calendar year"][4:] == ["13,520.52", "10,816.42", "no: held"]
     assert by_figure["hours of the tax period"][4:] == ["1,040.04", "1,080.00", "yes"]
     assert by_figure["employer payroll taxes of the tax period"][4:] == ["1,609.20", "not declared", "-"]
+
+
+def test_the_summary_says_why_applications_are_held_by_source_at_80_columns(tmp_path, monkeypatch):
+    """The run's summary, as a script gets it (piped, 80 columns), counts the held applications by
+    why (held.csv's source): the Department's own gap is not the employer's lines to correct."""
+    import io
+
+    from rich.console import Console
+
+    from flows.cli import common
+
+    sub = write_submission(tmp_path / "n", months=EXAMPLE_A, tax_year=2023, received="2024-02-01T09:00:00", rates=False)
+    work, as_of = tmp_path / "w", dt.date(2024, 7, 1)
+    staged = steps.stage_inputs(sub, work, KEY)
+    result = steps.compute(staged.frames, 2023, as_of, PARAMS, Settings())
+    summary = steps.decide_and_commit(steps.RunContext(
+        kind="annual", run_id=steps.new_run_id("annual", 2023, staged.inputs_sha256), tax_year=2023, as_of=as_of,
+        params=PARAMS, settings=Settings(), workdir=work, out_dir=tmp_path / "o", staged=staged, result=result,
+        started_at=ledger.now_utc()))
+    assert summary.held_by == {"agency": 1}
+    buf = io.StringIO()
+    monkeypatch.setattr(common, "console", Console(file=buf, width=80, force_terminal=False))
+    common.print_summary(summary)
+    text = buf.getvalue()
+    held = [line for line in text.splitlines() if "Held, not decided" in line or "by the Department" in line]
+    assert len(held) == 2 and held[0].split("Held, not decided")[1].strip(" │").startswith("1 (held.csv says why")
+    assert held[1].strip(" │").endswith("1") and "lines to correct" not in text

@@ -18,15 +18,15 @@ class IngestOptions(BaseModel):
     # the validation suites' engine: polars (compiled, vectorised) or gx (Great Expectations; Data Docs)
     validation_engine: Literal["polars", "gx"] | None = None
     # on this process: the tasks' scratch area in memory up to this much submission (MB), on disk above
-    staged_above_mb: float = Field(default=256.0, ge=0)
+    scratch_in_memory_mb: float = Field(default=256.0, ge=0)
     # on this process: tasks at once
-    staged_tasks: int = Field(default=2, ge=1)
+    ingest_tasks: int = Field(default=2, ge=1)
     # on a Dask cluster: seconds without a finished task while it loses its workers before the run ends
     worker_wait_s: float = Field(default=120.0, gt=0)
 
     @property
-    def staged_above_bytes(self) -> int:
-        return int(self.staged_above_mb * 2**20)
+    def scratch_in_memory_bytes(self) -> int:
+        return int(self.scratch_in_memory_mb * 2**20)
 
 
 class DocumentOptions(BaseModel):

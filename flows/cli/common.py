@@ -24,6 +24,11 @@ from rich.text import Text
 from flows import _env, api
 
 
+# held.csv's sources, short enough for the summary's label column at 80 columns (the run page says more)
+HELD_SHORT = {"agency": "by the Department's data", "input": "by lines not read", "doubtful": "by lines to confirm",
+              "declared_totals": "by declared totals"}
+
+
 class _Console(Console):
     """rich's console, but piped or redirected (not a terminal) a sentence printed is one line, never
     broken at the width (its ids and paths whole for grep and scripts); tables and panels still lay
@@ -342,8 +347,10 @@ def print_summary(summary, elapsed: float | None = None) -> None:
     if summary.rejected_rows:
         add("Rejected input rows", f"[yellow]{summary.rejected_rows:,}[/] (see rejects.csv)")
     if getattr(summary, "held", 0):
-        add("Held, not decided", f"[yellow]{summary.held:,}[/] (held.csv: the lines to correct; "
-            "impcredit release to decide one as it stands)")
+        add("Held, not decided", f"[yellow]{summary.held:,}[/] (held.csv says why, index.html what decides each)")
+        for source, n in sorted((getattr(summary, "held_by", None) or {}).items(),
+                                key=lambda kv: list(HELD_SHORT).index(kv[0]) if kv[0] in HELD_SHORT else 99):
+            add(f"  {HELD_SHORT.get(source, source)}", f"{n:,}")
     add("Received after the as-of date", f"{summary.received_after_as_of:,}, not seen")
     add("Outputs", Whole(summary.out_dir))
     groups: dict[str, int] = {}

@@ -48,7 +48,7 @@ def ingest(
                 docs = ((out or workdir) / "data_docs").resolve() if engine == "gx" else None
                 report = ingest_folder(input.resolve(), workdir.resolve(), key, docs_dir=docs, engine=engine,
                                        cluster=_env.executor(address, cfg), key_loader=_env.hash_key, layouts=layouts,
-                                       memory_up_to_bytes=cfg.ingest().staged_above_bytes, tasks=cfg.staged_tasks)
+                                       memory_up_to_bytes=cfg.ingest().scratch_in_memory_bytes, tasks=cfg.ingest_tasks)
             paths = report.write_rejects((out or workdir).resolve())
         except common.known_errors() as exc:
             common.fail(str(exc))

@@ -1,7 +1,7 @@
 """``ingest_folder``: read, stage, validate, quarantine and store one submission folder (see
 ``transforms.ingest``): the executor its tasks run on (``ingest.route``: one route whatever the
 executor), chosen here: this process's threads, the scratch area in memory for a submission up to
-``STAGED_ABOVE_BYTES`` (on disk above it: bounded memory), or a Dask cluster."""
+``SCRATCH_IN_MEMORY_BYTES`` (on disk above it: bounded memory), or a Dask cluster."""
 
 from __future__ import annotations
 
@@ -27,10 +27,10 @@ BATCH_BYTES = 8 * 2**20  # files staged and validated together, up to about this
 # ``store.ordered``), a smaller one in memory (``store.scratch.Memory``): the same tasks, the same lake.
 # Measured (2 cores, loaded): 3M clean rows (205 MB) in memory 1.2 GB peak, about 3 CPU-seconds less
 # than on disk (1.3 GB); the bench's shaped 10M rows (4.3 GB) on disk: 1.3 GB peak and 284 s with one
-# task at a time, 1.9 GB and 221 s with two. ``IMPCREDIT_STAGED_ABOVE_MB`` changes the size (0:
-# always on disk), ``IMPCREDIT_STAGED_TASKS`` the tasks at once.
-STAGED_ABOVE_BYTES = 256 * 2**20
-STAGED_TASKS = 2
+# task at a time, 1.9 GB and 221 s with two. ``IMPCREDIT_SCRATCH_IN_MEMORY_MB`` changes the size (0:
+# always on disk), ``IMPCREDIT_INGEST_TASKS`` the tasks at once.
+SCRATCH_IN_MEMORY_BYTES = 256 * 2**20
+INGEST_TASKS = 2
 
 
 def _now_utc(now: datetime | None) -> datetime:
@@ -52,8 +52,8 @@ def ingest_folder(
     cluster: Executor | str | None = None,
     key_loader=None,
     layouts: Layouts | None = None,
-    memory_up_to_bytes: int = STAGED_ABOVE_BYTES,
-    tasks: int = STAGED_TASKS,
+    memory_up_to_bytes: int = SCRATCH_IN_MEMORY_BYTES,
+    tasks: int = INGEST_TASKS,
 ) -> IngestReport:
     """Ingest a submission folder into the workdir's lake (``<workdir>/lake``, or where
     ``store.location`` says; idempotent; corrected files replace).

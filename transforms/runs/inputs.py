@@ -223,8 +223,8 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: boo
     if cluster is not None and not isinstance(cluster, Executor):
         cluster = Executor(cluster, worker_wait_s=o.worker_wait_s)
     report = ingest_folder(input_dir, workdir, key, docs_dir=docs_dir, cluster=cluster, key_loader=key_loader,
-                           layouts=layouts, engine=o.validation_engine, memory_up_to_bytes=o.staged_above_bytes,
-                           tasks=o.staged_tasks)
+                           layouts=layouts, engine=o.validation_engine, memory_up_to_bytes=o.scratch_in_memory_bytes,
+                           tasks=o.ingest_tasks)
     check_files_read(report)
     standing, named = check_standing(workdir)
     if not report.files:
