@@ -347,7 +347,8 @@ def print_summary(summary, elapsed: float | None = None) -> None:
     if summary.rejected_rows:
         add("Rejected input rows", f"[yellow]{summary.rejected_rows:,}[/] (see rejects.csv)")
     if getattr(summary, "held", 0):
-        add("Held, not decided", f"[yellow]{summary.held:,}[/] (held.csv says why, index.html what decides each)")
+        add("Held, not decided", f"[yellow]{summary.held:,}[/] (held.csv says why"
+            + (")" if whatif else ", index.html what decides each)"))
         for source, n in sorted((getattr(summary, "held_by", None) or {}).items(),
                                 key=lambda kv: list(HELD_SHORT).index(kv[0]) if kv[0] in HELD_SHORT else 99):
             add(f"  {HELD_SHORT.get(source, source)}", f"{n:,}")
