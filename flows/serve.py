@@ -57,7 +57,7 @@ def _paths() -> tuple[Path, Path, object]:
     s3://bucket/prefix), read from the environment when the run starts; the lake where
     ``IMPCREDIT_LAKE`` (or ``lake`` in impcredit.toml) says, checked (and recorded in the
     workdir) before the flow starts."""
-    from transforms.deployment import deployment
+    from flows.settings import run_settings
 
     from transforms import storage
     from transforms.ingest.store.location import use_lake
@@ -70,7 +70,10 @@ def _paths() -> tuple[Path, Path, object]:
     if not Path(inp).is_dir():
         raise SetupError(f"IMPCREDIT_INPUT={inp} is not a folder: set it to the submission folder")
     workdir = Path(os.environ.get("IMPCREDIT_WORKDIR") or _env.REPO_ROOT / "data" / "work").resolve()
-    lake = deployment().lake
+    try:
+        lake = run_settings().lake
+    except ValueError as exc:  # a bad setting: the run fails with its one line
+        raise SetupError(str(exc)) from None
     if lake:
         probe(use_lake(workdir, lake, record=False), what="lake")
         use_lake(workdir, lake, record=True)

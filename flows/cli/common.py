@@ -24,11 +24,6 @@ from rich.text import Text
 from flows import _env, api
 
 
-# held.csv's sources, short enough for the summary's label column at 80 columns (the run page says more)
-HELD_SHORT = {"agency": "by the Department's data", "input": "by lines not read", "doubtful": "by lines to confirm",
-              "declared_totals": "by declared totals"}
-
-
 class _Console(Console):
     """rich's console, but piped or redirected (not a terminal) a sentence printed is one line, never
     broken at the width (its ids and paths whole for grep and scripts); tables and panels still lay
@@ -349,6 +344,8 @@ def print_summary(summary, elapsed: float | None = None) -> None:
     if getattr(summary, "held", 0):
         add("Held, not decided", f"[yellow]{summary.held:,}[/] (held.csv says why"
             + (")" if whatif else ", index.html what decides each)"))
+        from transforms.products.run_page import HELD_SHORT
+
         for source, n in sorted((getattr(summary, "held_by", None) or {}).items(),
                                 key=lambda kv: list(HELD_SHORT).index(kv[0]) if kv[0] in HELD_SHORT else 99):
             add(f"  {HELD_SHORT.get(source, source)}", f"{n:,}")

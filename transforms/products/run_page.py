@@ -89,6 +89,9 @@ def application_rows(files: set[str], awards: pl.DataFrame, certificates: dict[s
 HELD_WORDS = {"agency": "the Department's own data (employer rates missing)", "input": "lines not read",
               "doubtful": "lines read but doubtful (a release confirms them)",
               "declared_totals": "declared totals differ from what was read"}
+# the same, short enough for the run summary's label column at 80 columns (``flows.cli.common``)
+HELD_SHORT = {"agency": "by the Department's data", "input": "by lines not read", "doubtful": "by lines to confirm",
+              "declared_totals": "by declared totals"}
 HELD_NEXT = {"agency": "add the employer's UI/DI rates to employer_rates.csv: the first run that has them decides it",
              "input": "the employer's corrected file (its notice lists the lines)",
              "doubtful": "the corrected file, or impcredit release (confirms the lines as read)",
