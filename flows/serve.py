@@ -58,7 +58,6 @@ def _paths() -> tuple[Path, Path, object]:
     ``IMPCREDIT_LAKE`` (or ``lake`` in impcredit.toml) says, checked (and recorded in the
     workdir) before the flow starts."""
     from flows.settings import run_settings
-
     from transforms import storage
     from transforms.ingest.store.location import use_lake
     from transforms.storage_probe import probe
