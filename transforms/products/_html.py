@@ -78,6 +78,7 @@ def env() -> Environment:
         keep_trailing_newline=True,
         # what cannot be printed never reaches a page (input rejects it first: spec section 1)
         finalize=_printable,
+        auto_reload=False,  # the templates do not change under a run: no stat of each one per page
     )
     e.filters["money"] = money
     e.filters["num2"] = num2

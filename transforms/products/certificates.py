@@ -82,6 +82,7 @@ def superseded_by(rows: pl.DataFrame, run_id: str = "") -> dict[str, dict]:
     """certificate number -> {no, on}: the certificate of the same application that replaced it
     (the next of its chain) and the date of that decision."""
     out: dict[str, dict] = {}
+    rows = rows.filter(pl.len().over("application_id") > 1)  # a lone certificate is superseded by none
     for _, grp in rows.group_by("application_id", maintain_order=True):
         chain = sorted(grp.select("certificate_no", pl.col("run_id") if "run_id" in grp.columns else pl.lit(None))
                        .iter_rows(), key=lambda r: _chain_key(r[0]))
