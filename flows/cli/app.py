@@ -6,6 +6,7 @@ for what they share; none imports this module or ``flows.cli``, so there is no i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from typing import Annotated
@@ -100,15 +101,42 @@ def _process_started_at() -> float:
         return time.time()
 
 
+def _exit_now(code) -> None:
+    """End the process as ``sys.exit(code)`` would, without the interpreter's teardown.
+
+    Everything a command leaves to the end of the process still happens first: the threads
+    that are not daemons are joined, the exit handlers run (Prefect's logs and events sent to
+    its API, ``logging`` flushed and closed, temporary folders removed) and the standard streams
+    are flushed; every file the command writes is closed by then. What is skipped is freeing,
+    object by object, the modules and data the run loaded (Prefect, Polars, DuckDB): 0.3-0.35 s
+    of a 2.4 s warm 5-employer run here, for nothing the user can see."""
+    import atexit
+    import threading
+
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)  # as the interpreter does for sys.exit("message")
+        code = 1
+    for t in threading.enumerate():
+        if t is not threading.current_thread() and not t.daemon:
+            t.join()
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a closed or broken pipe: nothing left to say
+            stream.flush()
+    os._exit(code or 0)
+
+
 def main() -> None:
+    """The ``impcredit`` command (the console script): the app, then the process ends at once
+    (``_exit_now``)."""
     os.environ["IMPCREDIT_INVOKED_AT"] = f"{_process_started_at():.3f}"
     try:
         app(standalone_mode=True)
+    except SystemExit as done:
+        _exit_now(done.code)
     except KeyboardInterrupt:
         common.err.print("interrupted")
         sys.exit(130)
-    except SystemExit:
-        raise
     except BaseException as exc:  # an unexpected failure: one line, no traceback (IMPCREDIT_DEBUG=1 shows it)
         if os.environ.get("IMPCREDIT_DEBUG") == "1":
             raise
