@@ -103,14 +103,10 @@ def hash_ssn_column(frame: pl.DataFrame, key: HashKey, col: str = "ssn", out: st
     """
     m = mapping if mapping is not None else ssn_map(frame.get_column(col))
     norms = m.get_column("norm").drop_nulls().unique().to_list()
-    base = hmac.new(key.key, digestmod=hashlib.sha256)  # the keyed state once, copied per value
-
-    def digest(value: str) -> str:
-        h = base.copy()
-        h.update(value.encode())
-        return h.hexdigest()
-
-    hashes = pl.DataFrame({"norm": norms, out: [digest(v) for v in norms]}, schema={"norm": pl.String, out: pl.String})
+    secret = key.key
+    # hmac.digest: OpenSSL's one-shot HMAC, the same digest as hmac.new(...).hexdigest() in a third of the time
+    hashes = pl.DataFrame({"norm": norms, out: [hmac.digest(secret, v.encode(), "sha256").hex() for v in norms]},
+                          schema={"norm": pl.String, out: pl.String})
     m = m.join(hashes, on="norm", how="left")
     if frame.get_column(col).n_chunks() > 16:
         # Polars 2.1 builds replace_strict's mapping once per chunk: 10M ssns in 1,600 chunks
@@ -131,17 +127,18 @@ def masked_last4(col: str | pl.Expr) -> pl.Expr:
     return expr.cast(pl.String).str.strip_chars().str.extract(MASKED_SSN, 1)
 
 
+LAST4_DOMAIN = b"impcredit-ssn-last4:"  # what the last four digits' hash begins with (apart from the ssn hash)
+
+
 def hash_last4(frame: pl.DataFrame, key: HashKey, col: str, out: str) -> pl.DataFrame:
     """``out``: the keyed hash of the four digits in ``col`` (null where null), to compare a masked
     ssn with the last four digits of the roster's ssn without storing either. Domain-separated from
     the ssn hash."""
     values = frame.get_column(col).drop_nulls().unique().to_list()
-    base = hmac.new(key.key, b"impcredit-ssn-last4:", digestmod=hashlib.sha256)
+    secret = key.key
 
-    def digest(v: str) -> str:
-        h = base.copy()
-        h.update(v.encode())
-        return h.hexdigest()
+    def digest(v: str) -> str:  # the HMAC of LAST4_DOMAIN + the digits (one shot, as hash_ssn_column)
+        return hmac.digest(secret, LAST4_DOMAIN + v.encode(), "sha256").hex()
 
     if not values:
         return frame.with_columns(pl.lit(None, dtype=pl.String).alias(out)).drop(col)
