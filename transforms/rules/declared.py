@@ -94,16 +94,28 @@ def reconcile(claims: pl.DataFrame, members: pl.DataFrame, payroll: pl.LazyFrame
     persons = who.select("__claim", "application_id", "ssn").join(mem, on="application_id", how="inner")
     mine = persons.join(rows, left_on=["member_id", "ssn"], right_on=["employer_id", "ssn_hash"], how="inner").select(
         "__claim", "period_end", "pay_date", "hours", "gross_wages", "employer_taxes")
-    long = mine.unpivot(index=["__claim", "period_end", "pay_date"], on=["hours", "gross_wages", "employer_taxes"],
-                        variable_name="__column", value_name="__value")
-    lo, hi = pl.col("period_start"), pl.col("period_end_w")
+    # each claim's two windows beside its rows, every figure of both summed in one pass (no row is
+    # repeated per figure: at 10M rows the claimed persons' rows are millions)
+    windows = who.select("__claim", "p_start", "p_end", "T_start", "T_end")
     on_date = pl.coalesce("pay_date", "period_end")
-    inside = lambda d: (d >= lo) & (d <= hi)  # noqa: E731
-    sums = dec.select("__claim", "figure", "__column", "period_start", pl.col("period_end").alias("period_end_w")).join(
-        long, on=["__claim", "__column"], how="inner").group_by("__claim", "figure").agg(
-        pl.col("__value").filter(inside(on_date)).sum().alias("read"),
-        pl.col("__value").filter(inside(pl.col("period_end")) | inside(pl.col("pay_date")).fill_null(False))
-        .abs().max().alias("largest_row"))
+    aggs = []
+    for window, (lo, hi) in {"prior": ("p_start", "p_end"), "current": ("T_start", "T_end")}.items():
+        inside = lambda d, lo=lo, hi=hi: (d >= pl.col(lo)) & (d <= pl.col(hi))  # noqa: E731
+        ends_or_paid = inside(pl.col("period_end")) | inside(pl.col("pay_date")).fill_null(False)
+        for column in ("hours", "gross_wages", "employer_taxes"):
+            aggs += [pl.col(column).filter(inside(on_date)).sum().alias(f"read|{column}|{window}"),
+                     pl.col(column).filter(ends_or_paid).abs().max().alias(f"largest_row|{column}|{window}")]
+    wide = mine.join(windows, on="__claim", how="inner").group_by("__claim").agg(aggs)
+    key = ["__claim", "__what"]
+
+    def measure(name: str) -> pl.DataFrame:  # (claim, "column|window", value) of one measure
+        cols = sorted(c for c in wide.columns if c.startswith(f"{name}|"))
+        return wide.select("__claim", *cols).unpivot(index="__claim", variable_name="__what", value_name=name).with_columns(
+            pl.col("__what").str.strip_prefix(f"{name}|"))
+
+    sums = measure("read").join(measure("largest_row"), on=key, how="inner")
+    sums = dec.select("__claim", "figure", (pl.col("__column") + "|" + pl.col("__window")).alias("__what")).join(
+        sums, on=key, how="inner").select("__claim", "figure", "read", "largest_row")
     out = dec.join(sums, on=["__claim", "figure"], how="left").with_columns(
         pl.col("read").fill_null(0.0), pl.col("largest_row").fill_null(0.0))
     out = out.with_columns(pl.max_horizontal(pl.col("declared").abs() * share, "largest_row").alias("tolerance"))
