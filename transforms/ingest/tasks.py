@@ -123,30 +123,41 @@ def map_job(job: MapJob) -> list[Mapped]:
         rest = bt.validate_batch(job.works, job.paths, key, job.now)
     for w in rest:
         fl.read_and_validate(w, job.paths[w.index], key, job.now, job.docs_dir, job.engine)
-    return [_stage_work(w, job) for w in job.works]
+    return _stage_works(job)
 
 
-def _stage_work(w: FileWork, job: MapJob) -> Mapped:
-    """``w``'s rows that passed, with ``__seq`` (their place in the file), to the scratch area:
-    payroll by employer partition; its quarantined rows to the scratch area too."""
-    out = Mapped(w)
-    if w.passed:
-        same = all(p.schema == w.passed[0].schema for p in w.passed)
-        rows = pl.concat(w.passed, how="vertical" if same else "diagonal_relaxed")
-        rows = rows.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("__seq"))
-        n = job.buckets if w.dataset == "payroll" else 1
+def _stage_works(job: MapJob) -> list[Mapped]:
+    """The rows that passed of the job's files, with ``__seq`` (their place in their file), to the
+    scratch area: one part per dataset and employer partition for all the job's files together
+    (a batch holds dozens of small files: a part per file and partition was thousands of small
+    writes at 10M rows), its rows by file, then place; named by its first file and listed under
+    it. Each file's quarantined rows to the scratch area too."""
+    outs = [Mapped(w) for w in job.works]
+    rows_of: dict[str, list[tuple[Mapped, pl.DataFrame]]] = {}
+    for m in sorted(outs, key=lambda m: m.work.index):
+        w = m.work
+        if w.passed:
+            same = all(p.schema == w.passed[0].schema for p in w.passed)
+            rows = pl.concat(w.passed, how="vertical" if same else "diagonal_relaxed")
+            rows_of.setdefault(w.dataset, []).append((m, rows.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("__seq"))))
+        if w.quarantine:
+            sg.put(pl.DataFrame(w.quarantine, schema=QUARANTINE_ROWS), job.stage / f"quarantine/f{w.index}.parquet")
+            m.quarantined = True
+        w.passed, w.quarantine = [], []
+    for dataset, items in rows_of.items():
+        first = items[0][0]
+        frames = [f for _, f in items]
+        same = all(f.schema == frames[0].schema for f in frames)
+        rows = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical" if same else "diagonal_relaxed")
+        n = job.buckets if dataset == "payroll" else 1
         bucket = (pl.col("employer_id").hash(seed=28) % n).cast(pl.Int64) if n > 1 else pl.lit(0, dtype=pl.Int64)
         rows = rows.with_columns(bucket.alias("__bucket"))
         for (b,), part in rows.partition_by("__bucket", as_dict=True, maintain_order=True).items():
-            rel = f"map/{w.dataset}/b{b}/f{w.index}{sg.ext(job.stage)}"
+            rel = f"map/{dataset}/b{b}/f{first.work.index}{sg.ext(job.stage)}"
             sg.put(part.drop("__bucket"), job.stage / rel)
-            out.staged[int(b)] = rel
-    if w.quarantine:
-        sg.put(pl.DataFrame(w.quarantine, schema=QUARANTINE_ROWS), job.stage / f"quarantine/f{w.index}.parquet")
-        out.quarantined = True
-    w.passed, w.quarantine = [], []
+            first.staged[int(b)] = rel
     _forget(job.stage)
-    return out
+    return outs
 
 
 def _forget(stage) -> None:
@@ -176,10 +187,13 @@ class Reduced:
 def _read_staged(stage: Path, rels: list[str]) -> pl.DataFrame:
     """Staged rows in the single-process route's order (file, then place in the file), with
     ``POS`` (wide rows: 0, file, place)."""
-    rels = sorted(rels, key=lambda r: int(r.rpartition("/f")[2].partition(".")[0]))  # by file
+    rels = sorted(rels, key=lambda r: int(r.rpartition("/f")[2].partition(".")[0]))  # by first file
     rows = pl.concat([sg.get(stage / r) for r in rels], how="diagonal_relaxed")
-    # each part is one file's rows in their place's order (``_stage_work``): by file, in order already
+    # each part is its files' rows by file, then place (``_stage_works``); parts of two jobs may
+    # interleave (a batch passes over a workbook between its files): then by file, stably
     rows = rows.with_columns((pl.col("__order") // ORDER_BASE).alias("__kf"))
+    if not rows.get_column("__kf").is_sorted():
+        rows = rows.sort("__kf", maintain_order=True)
     return rows.with_columns(pl.lit(0, dtype=pl.Int64).alias("__k0"), pl.col("__seq").alias("__kp")).drop("__seq")
 
 
