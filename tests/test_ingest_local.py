@@ -111,3 +111,28 @@ def test_the_submissions_size_counts_its_files_not_the_workdir_inside_it(tmp_pat
     (tmp_path / "work" / "lake").mkdir(parents=True)
     (tmp_path / "work" / "lake" / "part.parquet").write_bytes(b"z" * 5000)
     assert pp._submission_bytes(tmp_path, tmp_path / "work") == 1024
+
+
+def test_a_reduce_reads_its_partition_by_file_then_place_when_two_tasks_parts_interleave():
+    """A batch's part holds its files' rows (``tasks._stage_works``); a batch may pass over a file
+    another task reads (a workbook between two CSV files): its part, named by its first file,
+    holds files 1 and 3, the other task's file 2. The reduce reads them as the files' order."""
+    import polars as pl
+
+    from transforms.ingest import tasks
+    from transforms.ingest.store.scratch import Memory
+    from transforms.ingest.validate.cross_rows import ORDER_BASE
+
+    def rows(file: int, lines: list[int]) -> pl.DataFrame:
+        return pl.DataFrame({"__order": [file * ORDER_BASE + ln for ln in lines], "__seq": list(range(len(lines))),
+                             "employer_id": [f"{file}" * 9] * len(lines)})
+
+    area = Memory()
+    (area / "map/payroll/b0/f1.arrow").put(pl.concat([rows(1, [2, 3]), rows(3, [2, 3, 4])]))
+    (area / "map/payroll/b0/f2.arrow").put(rows(2, [2, 5]))
+    got = tasks._read_staged(area, ["map/payroll/b0/f2.arrow", "map/payroll/b0/f1.arrow"])
+    assert got.get_column("__order").to_list() == [
+        1 * ORDER_BASE + 2, 1 * ORDER_BASE + 3, 2 * ORDER_BASE + 2, 2 * ORDER_BASE + 5,
+        3 * ORDER_BASE + 2, 3 * ORDER_BASE + 3, 3 * ORDER_BASE + 4]
+    assert got.get_column("__kf").to_list() == [1, 1, 2, 2, 3, 3, 3]
+    assert got.get_column("__kp").to_list() == [0, 1, 0, 1, 0, 1, 2]

@@ -7,7 +7,10 @@ digests, rejects and the paths it wrote with their sha256 (never a row of payrol
 Every task is idempotent: it writes under names fixed by its input (a staged part is the same
 bytes when written again), so Dask may run it again on another worker when one dies. The ssn
 hash key is never sent: each worker loads it (``key_loader``, given by the edge: ``flows._env.hash_key``,
-its environment or key file) and checks it is the driver's by its fingerprint."""
+its environment or key file) and checks it is the driver's by its fingerprint.
+
+Long because every task of the one ingest route is here, in the order the route runs them (map,
+reduce, the year parts, the other datasets, finish): one place to read what a worker does."""
 
 from __future__ import annotations
 
@@ -127,37 +130,36 @@ def map_job(job: MapJob) -> list[Mapped]:
 
 
 def _stage_works(job: MapJob) -> list[Mapped]:
-    """The rows that passed of the job's files, with ``__seq`` (their place in their file), to the
-    scratch area: one part per dataset and employer partition for all the job's files together
-    (a batch holds dozens of small files: a part per file and partition was thousands of small
-    writes at 10M rows), its rows by file, then place; named by its first file and listed under
-    it. Each file's quarantined rows to the scratch area too."""
-    outs = [Mapped(w) for w in job.works]
+    """The job's rows that passed, with ``__seq`` (their place in their file), to the scratch area:
+    one part per dataset and employer partition for all its files, by file, then place (a part per
+    file and partition was 7,300 small writes at 10M rows), listed under its first file; each
+    file's quarantined rows to the scratch area too."""
+    outs = [Mapped(w) for w in sorted(job.works, key=lambda w: w.index)]
     rows_of: dict[str, list[tuple[Mapped, pl.DataFrame]]] = {}
-    for m in sorted(outs, key=lambda m: m.work.index):
+    for m in outs:
         w = m.work
         if w.passed:
-            same = all(p.schema == w.passed[0].schema for p in w.passed)
-            rows = pl.concat(w.passed, how="vertical" if same else "diagonal_relaxed")
-            rows_of.setdefault(w.dataset, []).append((m, rows.with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("__seq"))))
+            rows = _concat(w.passed).with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("__seq"))
+            rows_of.setdefault(w.dataset, []).append((m, rows))
         if w.quarantine:
             sg.put(pl.DataFrame(w.quarantine, schema=QUARANTINE_ROWS), job.stage / f"quarantine/f{w.index}.parquet")
             m.quarantined = True
         w.passed, w.quarantine = [], []
     for dataset, items in rows_of.items():
-        first = items[0][0]
-        frames = [f for _, f in items]
-        same = all(f.schema == frames[0].schema for f in frames)
-        rows = frames[0] if len(frames) == 1 else pl.concat(frames, how="vertical" if same else "diagonal_relaxed")
         n = job.buckets if dataset == "payroll" else 1
         bucket = (pl.col("employer_id").hash(seed=28) % n).cast(pl.Int64) if n > 1 else pl.lit(0, dtype=pl.Int64)
-        rows = rows.with_columns(bucket.alias("__bucket"))
+        rows = _concat([f for _, f in items]).with_columns(bucket.alias("__bucket"))
         for (b,), part in rows.partition_by("__bucket", as_dict=True, maintain_order=True).items():
-            rel = f"map/{dataset}/b{b}/f{first.work.index}{sg.ext(job.stage)}"
+            items[0][0].staged[int(b)] = rel = f"map/{dataset}/b{b}/f{items[0][0].work.index}{sg.ext(job.stage)}"
             sg.put(part.drop("__bucket"), job.stage / rel)
-            first.staged[int(b)] = rel
     _forget(job.stage)
     return outs
+
+
+def _concat(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    if len(frames) == 1:
+        return frames[0]
+    return pl.concat(frames, how="vertical" if all(f.schema == frames[0].schema for f in frames) else "diagonal_relaxed")
 
 
 def _forget(stage) -> None:
