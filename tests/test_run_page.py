@@ -186,3 +186,16 @@ def test_the_summary_counts_certificates_and_notices_not_files(tmp_path):
         common.print_summary(summary)
     text = cap.get()
     assert "certificates/ (3 certificates, 7 files)" in text and "notices/ (5 notices, 11 files)" in text
+
+
+@pytest.mark.parametrize("width", [1300, 900])
+def test_the_applications_table_stays_inside_the_page(out, page, width):
+    """At a laptop's width the table fits under the heading's rule; in a narrow window it scrolls
+    inside the page, its right edge never past the rule's."""
+    pg, requests, errors = page
+    pg.set_viewport_size({"width": width, "height": 900})
+    rule = pg.eval_on_selector("h1", "h => h.getBoundingClientRect().right")
+    box = pg.eval_on_selector("#apps", "t => [t.getBoundingClientRect().right, t.parentElement.getBoundingClientRect().right]")
+    assert box[1] <= rule + 1, (width, box, rule)
+    if width >= 1300:
+        assert box[0] <= rule + 1, (width, box, rule)
