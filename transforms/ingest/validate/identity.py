@@ -68,24 +68,30 @@ def resolve_rows(payroll: pl.LazyFrame, keys: pl.DataFrame) -> tuple[pl.DataFram
     employers (their keys and their rows) gives exactly its own part of the whole's: a Dask worker
     resolves a chunk of the employers (``ingest.cluster_identity``)."""
     ids = keys.select("employer_id", "employee_id").unique()
-    rows = payroll.select(*_ROW).join(ids.lazy(), on=["employer_id", "employee_id"], how="semi").collect()
+    seen = ["employer_id", "employee_id", "ssn_hash", "ssn_last4_hash"]
+    # each claimed employee's distinct (ssn, last four) as its rows carry them: the rules look at
+    # nothing else, so the rows themselves are read only for the combinations in error
+    combos = payroll.select(seen).join(ids.lazy(), on=["employer_id", "employee_id"], how="semi").unique().collect()
     given = pl.concat([
-        rows.select("employer_id", "employee_id", pl.col("ssn_hash").alias("__ssn"), pl.col("ssn_last4_hash").alias("__l4")),
+        combos.select("employer_id", "employee_id", pl.col("ssn_hash").alias("__ssn"), pl.col("ssn_last4_hash").alias("__l4")),
         keys.select("employer_id", "employee_id", pl.col("roster_ssn").alias("__ssn"), pl.col("roster_last4").alias("__l4")),
     ]).filter(pl.col("__ssn").is_not_null()).unique()
     person = given.group_by("employer_id", "employee_id").agg(
         pl.col("__ssn").n_unique().alias("__n"), pl.col("__ssn").first().alias("__person"),
         pl.col("__l4").drop_nulls().first().alias("__person_l4"))
-    rows = rows.join(person, on=["employer_id", "employee_id"], how="left")
+    combos = combos.join(person, on=["employer_id", "employee_id"], how="left")
     rule = (
         pl.when(pl.col("__n") > 1).then(pl.lit("two_ssns"))
         .when(pl.col("ssn_hash").is_null() & pl.col("__person").is_null()).then(pl.lit("no_ssn"))
         .when(pl.col("ssn_hash").is_null() & pl.col("ssn_last4_hash").is_not_null() & pl.col("__person_l4").is_not_null()
               & (pl.col("ssn_last4_hash") != pl.col("__person_l4"))).then(pl.lit("masked_ssn_mismatch"))
     )
-    rows = rows.with_columns(rule.alias("__rule"))
-    bad = rows.filter(pl.col("__rule").is_not_null()).select(*_ROW, "__rule")
-    fill = rows.filter(pl.col("__rule").is_null() & pl.col("ssn_hash").is_null()).select(
+    combos = combos.with_columns(rule.alias("__rule"))
+    wrong = combos.filter(pl.col("__rule").is_not_null()).select(*seen, "__rule")
+    bad = (payroll.select(*_ROW).join(wrong.lazy(), on=seen, how="inner", nulls_equal=True, maintain_order="left")
+           .select(*_ROW, "__rule").collect() if wrong.height else pl.DataFrame(schema={
+               **payroll.select(*_ROW).collect_schema(), "__rule": pl.String}))
+    fill = combos.filter(pl.col("__rule").is_null() & pl.col("ssn_hash").is_null()).select(
         "employer_id", "employee_id", pl.col("__person").alias("__fill")).unique()
     return bad, fill
 
