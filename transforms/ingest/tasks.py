@@ -146,11 +146,12 @@ def _stage_works(job: MapJob) -> list[Mapped]:
             m.quarantined = True
         w.passed, w.quarantine = [], []
     for dataset, items in rows_of.items():
+        first = items[0][0]
         n = job.buckets if dataset == "payroll" else 1
         bucket = (pl.col("employer_id").hash(seed=28) % n).cast(pl.Int64) if n > 1 else pl.lit(0, dtype=pl.Int64)
         rows = _concat([f for _, f in items]).with_columns(bucket.alias("__bucket"))
         for (b,), part in rows.partition_by("__bucket", as_dict=True, maintain_order=True).items():
-            items[0][0].staged[int(b)] = rel = f"map/{dataset}/b{b}/f{items[0][0].work.index}{sg.ext(job.stage)}"
+            first.staged[int(b)] = rel = f"map/{dataset}/b{b}/f{first.work.index}{sg.ext(job.stage)}"
             sg.put(part.drop("__bucket"), job.stage / rel)
     _forget(job.stage)
     return outs

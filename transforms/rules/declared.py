@@ -97,25 +97,22 @@ def reconcile(claims: pl.DataFrame, members: pl.DataFrame, payroll: pl.LazyFrame
     # each claim's two windows beside its rows, every figure of both summed in one pass (no row is
     # repeated per figure: at 10M rows the claimed persons' rows are millions)
     windows = who.select("__claim", "p_start", "p_end", "T_start", "T_end")
+    bounds = {"prior": ("p_start", "p_end"), "current": ("T_start", "T_end")}
     on_date = pl.coalesce("pay_date", "period_end")
     aggs = []
-    for window, (lo, hi) in {"prior": ("p_start", "p_end"), "current": ("T_start", "T_end")}.items():
+    for figure, (column, window) in FIGURES.items():
+        lo, hi = bounds[window]
         inside = lambda d, lo=lo, hi=hi: (d >= pl.col(lo)) & (d <= pl.col(hi))  # noqa: E731
         ends_or_paid = inside(pl.col("period_end")) | inside(pl.col("pay_date")).fill_null(False)
-        for column in ("hours", "gross_wages", "employer_taxes"):
-            aggs += [pl.col(column).filter(inside(on_date)).sum().alias(f"read|{column}|{window}"),
-                     pl.col(column).filter(ends_or_paid).abs().max().alias(f"largest_row|{column}|{window}")]
+        aggs += [pl.col(column).filter(inside(on_date)).sum().alias(f"read|{figure}"),
+                 pl.col(column).filter(ends_or_paid).abs().max().alias(f"largest_row|{figure}")]
     wide = mine.join(windows, on="__claim", how="inner").group_by("__claim").agg(aggs)
-    key = ["__claim", "__what"]
 
-    def measure(name: str) -> pl.DataFrame:  # (claim, "column|window", value) of one measure
-        cols = sorted(c for c in wide.columns if c.startswith(f"{name}|"))
-        return wide.select("__claim", *cols).unpivot(index="__claim", variable_name="__what", value_name=name).with_columns(
-            pl.col("__what").str.strip_prefix(f"{name}|"))
+    def measure(name: str) -> pl.DataFrame:  # (claim, figure, value) of one measure
+        return wide.select("__claim", *[pl.col(f"{name}|{f}").alias(f) for f in FIGURES]).unpivot(
+            index="__claim", variable_name="figure", value_name=name)
 
-    sums = measure("read").join(measure("largest_row"), on=key, how="inner")
-    sums = dec.select("__claim", "figure", (pl.col("__column") + "|" + pl.col("__window")).alias("__what")).join(
-        sums, on=key, how="inner").select("__claim", "figure", "read", "largest_row")
+    sums = measure("read").join(measure("largest_row"), on=["__claim", "figure"], how="inner")
     out = dec.join(sums, on=["__claim", "figure"], how="left").with_columns(
         pl.col("read").fill_null(0.0), pl.col("largest_row").fill_null(0.0))
     out = out.with_columns(pl.max_horizontal(pl.col("declared").abs() * share, "largest_row").alias("tolerance"))

@@ -13,7 +13,6 @@ named, never echoed (``lake.load_manifest``). The digest of the checksums (``lak
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 from dataclasses import dataclass
@@ -22,8 +21,8 @@ from pathlib import Path
 import polars as pl
 
 from transforms import schema, storage
-from transforms.ingest.store.lake import LakeDamaged, _parts
-from transforms.ingest.store.lake_files import intend, intended, take_written, write_parquet_atomic
+from transforms.ingest.store.lake import LakeDamaged, _parts, _rewrite
+from transforms.ingest.store.lake_files import intend, intended, take_written
 
 CHUNK = 1 << 20
 
@@ -155,13 +154,7 @@ def repair(lake: Path, manifest: dict, damage: list[Damage]) -> list[str]:
             keep = frame.filter(~pl.col(col).is_in(shas))
             if keep.height == frame.height:
                 continue
-            intend(lake, path)
-            if keep.height == 0:
-                path.unlink()
-                with contextlib.suppress(OSError):
-                    path.parent.rmdir()
-            else:
-                write_parquet_atomic(keep, path)
+            _rewrite(lake, path, keep)
     for sha, f in gone.items():
         del manifest["files"][sha]
         manifest.setdefault("reingest", {})[sha] = f["file"]
