@@ -63,16 +63,16 @@ PROFILE_DRIVER = textwrap.dedent("""
         "transforms.runs.annual:ingest_folder", "transforms.ingest:ingest_folder",
         "transforms.ingest.read.tables:read_tables", "transforms.ingest.validate.files:validate_table",
         "transforms.ingest.read.tables:stage_table", "transforms.ingest.read.tables:discover",
-        "transforms.ingest.read.canonical:stage_table", "transforms.runs.annual:clean_stale_staging",
+        "transforms.ingest.read.cast.canonical:stage_table", "transforms.runs.annual:clean_stale_staging",
         "transforms.ingest.pipeline:cross_row_rejects", "transforms.ingest.validate.files:masked_ssns",
-        "transforms.ingest.read.canonical:hash_ssn_column",
+        "transforms.ingest.read.cast.canonical:hash_ssn_column",
         "transforms.products:write_products", "transforms.products:write_award_file",
         "transforms.products:write_certificates", "transforms.products:write_notices",
         "transforms.products.reports:write_reports",
     ]:
         m, a = spec.split(":")
         wrap(m, a)
-    for modname in ("transforms.ingest.validate.engines", "transforms.ingest.store.lake", "transforms.ingest.read.readers"):
+    for modname in ("transforms.ingest.validate.engines", "transforms.ingest.store.lake", "transforms.ingest.read.files.readers"):
         try:
             mod = importlib.import_module(modname)
         except Exception:

@@ -89,7 +89,7 @@ def stage(input_dir: Path, workdir: Path, cfg, *, data_docs: bool = False, dask_
     import datetime as dt
 
     from transforms import leftovers, storage
-    from transforms.ingest.read.profile_files import load_profiles
+    from transforms.ingest.read.layouts.profile_files import load_profiles
     from transforms.ingest.store.location import lake_dir
     from transforms.runs import annual as steps
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hypothesis.strategies as st
 from hypothesis import given
 
-from transforms.ingest.read import bytecount
+from transforms.ingest.read.files import bytecount
 
 BYTES = st.binary(max_size=400) | st.lists(st.sampled_from([b"\r", b"\n", b"\r\n", b'"', b",", b"a", b"\xc3\xa9"]),
                                            max_size=200).map(b"".join)

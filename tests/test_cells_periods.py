@@ -11,9 +11,9 @@ import hypothesis.strategies as st
 import polars as pl
 from hypothesis import given, settings
 
-from transforms.ingest.read.cells import Cells
-from transforms.ingest.read.parsing import date_expr, period_from_pay_date, text_expr
-from transforms.ingest.read.profiles import PeriodFromPayDate
+from transforms.ingest.read.cast.cells import Cells
+from transforms.ingest.read.cast.parsing import date_expr, period_from_pay_date, text_expr
+from transforms.ingest.read.layouts.profiles import PeriodFromPayDate
 
 RULE = PeriodFromPayDate(rule="period_ending_on_pay_date", frequency="pay_frequency", lag_days=3,
                          frequencies={"W": "weekly", "BW": "biweekly", "SM": "semimonthly", "M": "monthly"})

@@ -18,9 +18,9 @@ from tests.test_profile_keys import SUMMARY, expected, read_payroll, run_tab
 from tests.test_unread_tables import EMPLOYER, submission, workbook
 from transforms.ingest import ingest_folder
 from transforms.ingest import layout_check as lc
-from transforms.ingest.read import draft_guess as dg
-from transforms.ingest.read.draft import draft_profile, draft_yaml
-from transforms.ingest.read.profile_files import load_profiles
+from transforms.ingest.read.draft import draft_guess as dg
+from transforms.ingest.read.draft.draft import draft_profile, draft_yaml
+from transforms.ingest.read.layouts.profile_files import load_profiles
 from transforms.ingest.store.lake import scan_lake
 from transforms.pii import demo_key
 
@@ -252,6 +252,6 @@ def test_a_block_per_paycheck_named_on_its_own_line_with_a_summary_is_drafted_to
     ("Total Gross Pay Hours", "hours"), ("Hours and Earnings Amount", "gross_wages"),
 ])
 def test_what_a_header_reaches(header, field):
-    from transforms.ingest.read import profile_files as pfiles
+    from transforms.ingest.read.layouts import profile_files as pfiles
 
     assert dg.reach(pfiles.vocabulary().reader(), dg.no_place(header)) == field

@@ -13,8 +13,8 @@ from polars.testing import assert_frame_equal
 
 from transforms import schema
 from transforms.ingest import IngestReport, ingest_folder
-from transforms.ingest.read.profile_files import load_profiles
-from transforms.ingest.read.profiles import Profile, fold
+from transforms.ingest.read.layouts.profile_files import load_profiles
+from transforms.ingest.read.layouts.profiles import Profile, fold
 from transforms.ingest.read.tables import read_submission
 from transforms.ingest.store import lake as lk
 from transforms.ingest.store.lake import scan_lake

@@ -10,8 +10,8 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transforms.ingest.read.parsing import PLAIN, number_expr, numbers, parse_number
-from transforms.ingest.read.profiles import NumberFormat
+from transforms.ingest.read.cast.parsing import PLAIN, number_expr, numbers, parse_number
+from transforms.ingest.read.layouts.profiles import NumberFormat
 
 # what number cells hold, and what breaks them: digits, signs, exponents, separators, currency,
 # parentheses, words a cast knows (inf, nan), spaces, underscores

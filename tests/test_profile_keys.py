@@ -15,7 +15,7 @@ import pytest
 from tests.test_unread_tables import EMPLOYER, submission, workbook
 from transforms.ingest import ingest_folder
 from transforms.ingest import layout_check as lc
-from transforms.ingest.read.profile_files import ProfileError, load_profiles
+from transforms.ingest.read.layouts.profile_files import ProfileError, load_profiles
 from transforms.ingest.store.lake import scan_lake
 from transforms.pii import demo_key
 

@@ -25,9 +25,9 @@ import pytest
 
 from tests.fixtures.exports import common
 from transforms.ingest import ingest_folder
-from transforms.ingest.read import header as hd
-from transforms.ingest.read.profile_files import ProfileError, load_profiles, origin
-from transforms.ingest.read.vocabulary import load_vocabulary
+from transforms.ingest.read.layouts import header as hd
+from transforms.ingest.read.layouts.profile_files import ProfileError, load_profiles, origin
+from transforms.ingest.read.layouts.vocabulary import load_vocabulary
 from transforms.pii import demo_key
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transforms.ingest.read import readers as rd
-from transforms.ingest.read.arrow_csv import read_delimited_arrow
-from transforms.ingest.read.readers import (
+from transforms.ingest.read.files import readers as rd
+from transforms.ingest.read.files.arrow_csv import read_delimited_arrow
+from transforms.ingest.read.files.readers import (
     FileUnreadable,
     RawTable,
     decode,

@@ -8,7 +8,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transforms.ingest.read.report_frame import _first_cells
+from transforms.ingest.read.reports.report_frame import _first_cells
 
 CELL = st.one_of(st.none(), st.sampled_from(["", " ", "  \t", "a", " b ", "Total", "1,234.50"]))
 

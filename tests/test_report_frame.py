@@ -15,10 +15,10 @@ import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transforms.ingest.read import report_frame as rf
 from transforms.ingest.read import tables as tb
-from transforms.ingest.read.context import FileContext
-from transforms.ingest.read.profile_files import load_profiles
+from transforms.ingest.read.files.context import FileContext
+from transforms.ingest.read.layouts.profile_files import load_profiles
+from transforms.ingest.read.reports import report_frame as rf
 from transforms.pii import demo_key
 
 KEY = demo_key()

@@ -58,7 +58,7 @@ def use_profiles(folder: Path | None):
     profile loaded now: one that cannot be used stops the command in one line naming its file and
     key, before anything is read or written. Returns (settings, the profiles in effect)."""
     from flows.settings import run_settings
-    from transforms.ingest.read.profile_files import ProfileError, load_profiles
+    from transforms.ingest.read.layouts.profile_files import ProfileError, load_profiles
 
     if folder is not None and not folder.is_dir():
         fail(f"--profiles {folder}: not a folder")
@@ -151,7 +151,7 @@ def known_errors() -> tuple[type[BaseException], ...]:
 
     from transforms.award.ledger import LedgerError
     from transforms.ingest.executors import ClusterError
-    from transforms.ingest.read.canonical import SubmissionError
+    from transforms.ingest.read.cast.canonical import SubmissionError
     from transforms.ingest.store.lake import LakeDamaged
     from transforms.pii import KeyError_
     from transforms.reference.parameters import ParameterError

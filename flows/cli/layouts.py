@@ -36,7 +36,7 @@ def layouts(ctx: typer.Context, profiles: ProfilesOpt = None, format: listing.Fo
         ctx.obj = profiles
         return
     cfg, layouts = common.use_profiles(profiles)
-    from transforms.ingest.read.profile_files import origin
+    from transforms.ingest.read.layouts.profile_files import origin
 
     if listing.machine(format, LAYOUT_KEYS, [
             {"name": p.name, "dataset": p.dataset, "product": p.product or None, "extensions": list(p.extensions),
@@ -168,7 +168,7 @@ def draft(
     Example: impcredit layouts draft "Paycheck Details.xlsx" --out profiles/square_paycheck_details.yaml
     """
     cfg, _ = _profiles(ctx, profiles)
-    from transforms.ingest.read.draft import draft_profile, draft_yaml
+    from transforms.ingest.read.draft.draft import draft_profile, draft_yaml
 
     if not file.is_file():
         common.fail(f"{file}: not a file")

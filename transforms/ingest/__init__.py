@@ -16,7 +16,7 @@ order the data walks:
 Steps per file: detect the dataset (by path) and the vendor profile (by header,
 ``data/vendors/*.yaml``); read as text with physical line numbers (``readers``: Polars' reader
 when every line is one record, the csv module otherwise); rename and cast to the staged schema,
-hashing the ssn (``transforms.ingest.read.canonical``); validate with the Great Expectations suites of
+hashing the ssn (``transforms.ingest.read.cast.canonical``); validate with the Great Expectations suites of
 ``expectations/`` (``validate``: compiled to Polars, or GX itself with ``engine="gx"``). With the
 Polars engine, files are first taken in batches of consecutive files (up to 8 MB of text):
 those that pass as they are (read by Polars, nothing rejected before or by the suite, no cell

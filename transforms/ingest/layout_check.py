@@ -17,8 +17,8 @@ import secrets
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from transforms.ingest.read import context as ctx
-from transforms.ingest.read import profile_files as pfiles
+from transforms.ingest.read.files import context as ctx
+from transforms.ingest.read.layouts import profile_files as pfiles
 from transforms.ingest.read.tables import read_tables
 from transforms.ingest.validate.files import validate_table
 from transforms.ingest.validate.quarantine import FileWork

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo
 
 from transforms import schema
 from transforms.ingest.executors import Executor
-from transforms.ingest.read.profile_files import Layouts
+from transforms.ingest.read.layouts.profile_files import Layouts
 from transforms.ingest.report import IngestReport
 from transforms.ingest.route import ingest_with
 from transforms.ingest.store import lake as lk

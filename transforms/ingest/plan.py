@@ -10,9 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from transforms.ingest.read import context as ctx
-from transforms.ingest.read import profile_files
-from transforms.ingest.read import submission as sub
+from transforms.ingest.read.files import context as ctx
+from transforms.ingest.read.files import submission as sub
+from transforms.ingest.read.layouts import profile_files
 from transforms.ingest.report import FileRecord
 from transforms.ingest.validate.quarantine import FileWork
 from transforms.stages import stage

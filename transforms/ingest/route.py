@@ -46,7 +46,7 @@ from transforms.ingest import commit
 from transforms.ingest import tasks as ct
 from transforms.ingest.executors import Executor, Threads, chunks, client_for, gather
 from transforms.ingest.plan import plan_files
-from transforms.ingest.read import submission as sub
+from transforms.ingest.read.files import submission as sub
 from transforms.ingest.report import IngestReport
 from transforms.ingest.store import lake as lk
 from transforms.ingest.store import lake_files

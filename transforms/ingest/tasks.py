@@ -80,7 +80,7 @@ def part_sums(lake: Path, rels: list[str]) -> dict[str, str | None]:
 
 
 def incomplete(root: Path, exclude: list[Path]) -> list[str]:
-    from transforms.ingest.read.submission import incomplete as problems
+    from transforms.ingest.read.files.submission import incomplete as problems
 
     return problems(root, exclude)
 

@@ -138,8 +138,8 @@ def _parses(text: str, fmt: str) -> bool:
 def read_again(input_dir: Path, layouts=None) -> tuple[list[Reading], dict[tuple[str, int], str]]:
     """(the readings to say, (file, line) -> the application id a roster or application line gives);
     ``layouts``: the payroll profiles in effect (None: the shipped ones)."""
-    from transforms.ingest.read import context as ctx
-    from transforms.ingest.read import profile_files as pfiles
+    from transforms.ingest.read.files import context as ctx
+    from transforms.ingest.read.layouts import profile_files as pfiles
     from transforms.ingest.read.tables import discover, read_tables
     from transforms.pii import HashKey
 

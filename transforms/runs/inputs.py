@@ -45,7 +45,7 @@ def check_complete(input_dir: Path, workdir: Path | None = None, cluster=None) -
     (spec section 1); else ``SubmissionIncomplete`` naming each problem, before anything is
     read into the lake or decided. ``cluster``: a Dask scheduler's address; a worker reads the
     files' first bytes (no payroll byte on this machine)."""
-    from transforms.ingest.read.submission import discover, incomplete
+    from transforms.ingest.read.files.submission import discover, incomplete
 
     if not any(e.dataset is not None for e in discover(input_dir, exclude=[workdir] if workdir else None)):
         raise SubmissionIncomplete(
@@ -185,7 +185,7 @@ class RunInputs:
 def input_file_records(input_dir: Path, known: dict[str, str] | None = None) -> list[dict]:
     """Every regular input file with its sha256 (``known``: hashes ingest already computed, by
     path); a symbolic link is never followed (``submission.discover``)."""
-    from transforms.ingest.read.submission import discover
+    from transforms.ingest.read.files.submission import discover
 
     known = known or {}
 
@@ -288,7 +288,7 @@ class NothingToDecide(RunError):
 def quick_applications(input_dir: Path) -> pl.DataFrame | None:
     """``tax_year, received_date`` of a canonical ``applications.csv``, read without staging
     (for the CLI to refuse a mistyped year at once); None when it cannot be read that way."""
-    from transforms.ingest.read.parsing import received_at_expr
+    from transforms.ingest.read.cast.parsing import received_at_expr
 
     path = Path(input_dir) / "applications.csv"
     try:
@@ -365,7 +365,7 @@ def named_by(workdir: Path, payroll, collect=pl.LazyFrame.collect, layouts=None)
     """employer id -> the product whose report gave its payroll rows no employee id (the printed name
     is the id: ``Profile.employee_id_from``), said in the employer's notice (``layouts``: the
     profiles the run read with)."""
-    from transforms.ingest.read.profile_files import load_profiles
+    from transforms.ingest.read.layouts.profile_files import load_profiles
     from transforms.ingest.store.lake import lake_dir, load_manifest
 
     naming = {p.name: p.product or p.name for p in (layouts or load_profiles()) if p.employee_id_from}

@@ -101,7 +101,7 @@ def _split_taxes(layout: str, taxes_c: int) -> list[tuple[str, int]]:
 
 def period_frequency(start: date, end: date) -> str | None:
     """The pay frequency whose ``period_ending_on_pay_date`` period ending on ``end`` is exactly
-    ``start``..``end`` (transforms.ingest.read.canonical.period_from_pay_date), or None."""
+    ``start``..``end`` (transforms.ingest.read.cast.canonical.period_from_pay_date), or None."""
     days = (end - start).days + 1
     month_end = (date(end.year + (end.month == 12), end.month % 12 + 1, 1) - timedelta(days=1)).day
     if days == 7:

@@ -10,9 +10,11 @@ that are not rows (title, totals, block, note lines) counted and checked, and th
 rejects (a cell that does not cast, a ragged line); or a whole-file problem (no layout reads it:
 the nearest row, layout, what is missing and what is unmatched).
 
-The walk inside: ``submission`` (which files, what kind) -> ``readers`` / ``workbooks`` (records
-of text cells with their line numbers) -> ``profiles`` + ``vocabulary`` + ``header`` (which row is
-the header, which column reaches which field) -> ``shape`` (a report's lines: preamble, totals,
-blocks, notes; the submission's context) -> ``tables`` (one file's tables) -> ``parsing`` +
-``staging`` + ``row_checks`` (values read as people write them, cast, hashed).
+The walk inside, one sub-room a step: ``files/`` (which files, what kind, their bytes and sheets
+to records of text cells with their line numbers: ``submission``, ``context``, ``readers``,
+``workbooks``, ``sheets``) -> ``layouts/`` (the profiles as data and the vocabulary: which row is
+the header, which column reaches which field) -> ``reports/`` (a report's lines: preamble, totals,
+blocks, notes, transposed registers, to one table) -> ``tables`` here (one file's tables, and what
+no layout reads: ``problems``, ``figures``) -> ``cast/`` (values read as people write them, cast,
+hashed: the canonical rows). ``draft/`` proposes a profile for an export no profile reads.
 """

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from transforms.ingest.read import readers as rd
+from transforms.ingest.read.files import readers as rd
 
 PER_LINE = 2
 LINES = 3

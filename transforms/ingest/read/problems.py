@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from transforms.ingest.read import columns as cr
-from transforms.ingest.read import header as hd
-from transforms.ingest.read import readers as rd
+from transforms.ingest.read.files import readers as rd
+from transforms.ingest.read.layouts import columns as cr
+from transforms.ingest.read.layouts import header as hd
 
 
 @dataclass

@@ -18,23 +18,9 @@ from pathlib import Path
 import polars as pl
 
 from transforms import schema
-from transforms.ingest.read import context as ctx
 from transforms.ingest.read import figures as fg
-from transforms.ingest.read import header as hd
-from transforms.ingest.read import header_first as simple
 from transforms.ingest.read import problems as pb
-from transforms.ingest.read import profile_files as pfiles
-from transforms.ingest.read import profiles as pf
-from transforms.ingest.read import readers as rd
-from transforms.ingest.read import report_frame as rf
-from transforms.ingest.read import report_lines as ln
-from transforms.ingest.read import report_walk as sh
-from transforms.ingest.read import sheets as shp
-from transforms.ingest.read import submission as sub
-from transforms.ingest.read import transpose as tp
-from transforms.ingest.read import workbooks as wbk
-from transforms.ingest.read.arrow_csv import read_delimited_arrow
-from transforms.ingest.read.canonical import (
+from transforms.ingest.read.cast.canonical import (
     NULLABLE,
     CellError,
     Staged,
@@ -42,10 +28,24 @@ from transforms.ingest.read.canonical import (
     SubmissionError,
     stage_table,
 )
-from transforms.ingest.read.context import FileContext
-from transforms.ingest.read.header_first import Piece, pieces, read_simple, read_simple_many
+from transforms.ingest.read.files import context as ctx
+from transforms.ingest.read.files import header_first as simple
+from transforms.ingest.read.files import readers as rd
+from transforms.ingest.read.files import sheets as shp
+from transforms.ingest.read.files import submission as sub
+from transforms.ingest.read.files import workbooks as wbk
+from transforms.ingest.read.files.arrow_csv import read_delimited_arrow
+from transforms.ingest.read.files.context import FileContext
+from transforms.ingest.read.files.header_first import Piece, pieces, read_simple, read_simple_many
+from transforms.ingest.read.layouts import header as hd
+from transforms.ingest.read.layouts import profile_files as pfiles
+from transforms.ingest.read.layouts import profiles as pf
 from transforms.ingest.read.problems import Problem, Sheet
-from transforms.ingest.read.report_frame import STAGED_SUMS
+from transforms.ingest.read.reports import report_frame as rf
+from transforms.ingest.read.reports import report_lines as ln
+from transforms.ingest.read.reports import report_walk as sh
+from transforms.ingest.read.reports import transpose as tp
+from transforms.ingest.read.reports.report_frame import STAGED_SUMS
 from transforms.pii import HashKey
 
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.ingest.read import header as hd
-from transforms.ingest.read import readers as rd
-from transforms.ingest.read.canonical import StagedTable, stage_table
+from transforms.ingest.read.cast.canonical import StagedTable, stage_table
+from transforms.ingest.read.files import readers as rd
+from transforms.ingest.read.layouts import header as hd
 from transforms.ingest.read.tables import read_simple_many
 from transforms.ingest.validate import engines as va
 from transforms.ingest.validate.cross_rows import ORDER_BASE

@@ -35,7 +35,7 @@ UNIQUE_KEYS = {
     "control_groups": ["group_id", "employer_id", "member_from"],
     "estimate_requests": ["request_id"],
 }
-# columns a staged line carries beside its schema (transforms.ingest.read.canonical): the code, its hours and
+# columns a staged line carries beside its schema (transforms.ingest.read.cast.canonical): the code, its hours and
 # amount cells and what it counts as (long layouts), a hash of the cells no field maps
 LINE_EXTRAS = ("__code", "__counts", "__hours_cell", "__amount", "__extra", "__ssn_given")
 NET_EPS = 1e-6  # dollars or hours: a net of exactly zero summed in floating point is not negative

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.ingest.read.canonical import StagedTable
+from transforms.ingest.read.cast.canonical import StagedTable
 from transforms.ingest.read.tables import read_tables
 from transforms.ingest.validate import engines as va
 from transforms.ingest.validate.cross_rows import ORDER_BASE

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.ingest.read import header as hd
-from transforms.ingest.read.canonical import StagedTable, stage_table
+from transforms.ingest.read.cast.canonical import StagedTable, stage_table
+from transforms.ingest.read.layouts import header as hd
 from transforms.ingest.read.tables import Piece, pieces, read_simple
 from transforms.ingest.validate import engines as va
 from transforms.ingest.validate.batches import flagged

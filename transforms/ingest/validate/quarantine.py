@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from transforms.ingest.read import readers as rd
-from transforms.ingest.read.canonical import StagedTable
+from transforms.ingest.read.cast.canonical import StagedTable
+from transforms.ingest.read.files import readers as rd
 from transforms.ingest.validate import engines as va
 from transforms.ingest.validate.masking import cells_json, mask_employer, mask_value
 

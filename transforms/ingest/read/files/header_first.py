@@ -9,10 +9,10 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms.ingest.read import header as hd
-from transforms.ingest.read import profile_files as pfiles
-from transforms.ingest.read import readers as rd
-from transforms.ingest.read import workbooks as wbk
+from transforms.ingest.read.files import readers as rd
+from transforms.ingest.read.files import workbooks as wbk
+from transforms.ingest.read.layouts import header as hd
+from transforms.ingest.read.layouts import profile_files as pfiles
 
 
 def table_notes(table: rd.RawTable, enc: str, m: hd.Match) -> list[str]:

@@ -18,12 +18,18 @@ import re
 
 import polars as pl
 
-from transforms.ingest.read import header as hd
-from transforms.ingest.read import readers as rd
-from transforms.ingest.read import report_lines as ln
-from transforms.ingest.read.parsing import date_expr, number_expr
-from transforms.ingest.read.report_walk import Shape, _as_cells, _header_key, _section_header, _Walk
-from transforms.ingest.read.row_checks import CellError
+from transforms.ingest.read.cast.parsing import date_expr, number_expr
+from transforms.ingest.read.cast.row_checks import CellError
+from transforms.ingest.read.files import readers as rd
+from transforms.ingest.read.layouts import header as hd
+from transforms.ingest.read.reports import report_lines as ln
+from transforms.ingest.read.reports.report_walk import (
+    Shape,
+    _as_cells,
+    _header_key,
+    _section_header,
+    _Walk,
+)
 
 SEP = r"(?:\s*[:#=-]?\s+|\s*[:#=]\s*)"  # between a label and its value in one cell
 MAX_SECTIONS = 500_000

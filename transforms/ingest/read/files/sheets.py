@@ -19,9 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from transforms.ingest.read import figures as fg
-from transforms.ingest.read import header as hd
-from transforms.ingest.read import transpose as tp
-from transforms.ingest.read.workbooks import Sheet
+from transforms.ingest.read.files.workbooks import Sheet
+from transforms.ingest.read.layouts import header as hd
+from transforms.ingest.read.reports import transpose as tp
 
 
 @dataclass

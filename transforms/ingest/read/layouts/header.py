@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from transforms.ingest.read import columns as cr
-from transforms.ingest.read.profiles import Profile
+from transforms.ingest.read.layouts import columns as cr
+from transforms.ingest.read.layouts.profiles import Profile
 
 Records = list[tuple[int, list[str | None]]]
 

@@ -42,7 +42,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from transforms import schema
-from transforms.ingest.read.profile_keys import (
+from transforms.ingest.read.layouts.profile_keys import (
     MONEY_COLUMNS,
     Alias,
     ColumnRef,
@@ -52,7 +52,7 @@ from transforms.ingest.read.profile_keys import (
     Transposed,
     unit_slip,
 )
-from transforms.ingest.read.profile_parts import (
+from transforms.ingest.read.layouts.profile_parts import (
     FREQUENCIES,
     USUAL_FREQUENCIES,
     LongLayout,
@@ -60,8 +60,8 @@ from transforms.ingest.read.profile_parts import (
     PeriodFromPayDate,
     SplitField,
 )
-from transforms.ingest.read.report_layout import ReportLayout
-from transforms.ingest.read.vocabulary import Reader, Vocabulary, load_vocabulary
+from transforms.ingest.read.layouts.report_layout import ReportLayout
+from transforms.ingest.read.layouts.vocabulary import Reader, Vocabulary, load_vocabulary
 
 DATASETS: tuple[str, ...] = tuple(schema.SUBMITTED_COLUMNS)
 

@@ -16,10 +16,10 @@ from pathlib import Path, PurePosixPath
 
 import polars as pl
 
-from transforms.ingest.read import header as hd
-from transforms.ingest.read import profiles as pf
-from transforms.ingest.read import readers as rd
-from transforms.ingest.read.row_checks import CellError
+from transforms.ingest.read.cast.row_checks import CellError
+from transforms.ingest.read.files import readers as rd
+from transforms.ingest.read.layouts import header as hd
+from transforms.ingest.read.layouts import profiles as pf
 
 CONTEXT_FIELDS = ("employer_id", "period_start", "period_end", "pay_date", "pay_frequency", "pay_lag_days")
 MANIFEST = "payroll/files.csv"

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from html import unescape
 from pathlib import Path
 
-from transforms.ingest.read.readers import FileUnreadable
+from transforms.ingest.read.files.readers import FileUnreadable
 
 
 @dataclass

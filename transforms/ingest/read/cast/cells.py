@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from transforms.ingest.read.parsing import (
+from transforms.ingest.read.cast.parsing import (
     date_expr,
     number_expr,
     numbers,

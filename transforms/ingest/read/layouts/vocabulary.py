@@ -28,7 +28,7 @@ def yaml_loader():
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-VOCABULARY_FILE = Path(__file__).resolve().parents[3] / "data" / "vendors" / "vocabulary.yaml"
+VOCABULARY_FILE = Path(__file__).resolve().parents[4] / "data" / "vendors" / "vocabulary.yaml"
 
 _TOKEN = re.compile(r"^[a-z0-9][a-z0-9_]*$")
 

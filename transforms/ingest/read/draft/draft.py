@@ -24,14 +24,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from transforms.ingest.read import draft_guess as dg
-from transforms.ingest.read import draft_lines as dl
 from transforms.ingest.read import figures as fg
-from transforms.ingest.read import profile_files as pfiles
-from transforms.ingest.read import readers as rd
-from transforms.ingest.read import transpose as tp
-from transforms.ingest.read import workbooks as wbk
-from transforms.ingest.read.draft_yaml import draft_yaml
+from transforms.ingest.read.draft import draft_guess as dg
+from transforms.ingest.read.draft import draft_lines as dl
+from transforms.ingest.read.draft.draft_yaml import draft_yaml
+from transforms.ingest.read.files import readers as rd
+from transforms.ingest.read.files import workbooks as wbk
+from transforms.ingest.read.layouts import profile_files as pfiles
+from transforms.ingest.read.reports import transpose as tp
 
 Records = list[tuple[int, list[str | None]]]
 

@@ -6,7 +6,7 @@ whichever the file has. Read by ``header.match_headers``."""
 
 from __future__ import annotations
 
-from transforms.ingest.read.profile_keys import ColumnRef
+from transforms.ingest.read.layouts.profile_keys import ColumnRef
 
 
 def resolve_refs(profile, headers: list[str], own: list[str] | None,

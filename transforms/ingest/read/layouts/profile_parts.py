@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from transforms.ingest.read.report_layout import check_pattern
+from transforms.ingest.read.layouts.report_layout import check_pattern
 
 
 class NumberFormat(BaseModel):

@@ -21,8 +21,8 @@ import yaml
 from pydantic import ValidationError
 
 from transforms import schema
-from transforms.ingest.read.profiles import Profile
-from transforms.ingest.read.vocabulary import (
+from transforms.ingest.read.layouts.profiles import Profile
+from transforms.ingest.read.layouts.vocabulary import (
     VOCABULARY_FILE,
     Vocabulary,
     VocabularyError,
@@ -30,7 +30,7 @@ from transforms.ingest.read.vocabulary import (
     yaml_loader,
 )
 
-VENDORS_DIR = Path(__file__).resolve().parents[3] / "data" / "vendors"
+VENDORS_DIR = Path(__file__).resolve().parents[4] / "data" / "vendors"
 VOCABULARY = VOCABULARY_FILE.name
 
 

@@ -9,7 +9,7 @@ import datetime as dt
 import yaml
 from pydantic import ValidationError
 
-from transforms.ingest.read.profiles import Profile
+from transforms.ingest.read.layouts.profiles import Profile
 
 HOURS_PARTS = ("regular_hours", "overtime_hours", "double_time_hours")
 

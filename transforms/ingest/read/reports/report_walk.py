@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from transforms.ingest.read import header as hd
-from transforms.ingest.read import profiles as pf
-from transforms.ingest.read import readers as rd
-from transforms.ingest.read import report_lines as ln
-from transforms.ingest.read.canonical import CellError
-from transforms.ingest.read.report_layout import TotalsLine
+from transforms.ingest.read.cast.canonical import CellError
+from transforms.ingest.read.files import readers as rd
+from transforms.ingest.read.layouts import header as hd
+from transforms.ingest.read.layouts import profiles as pf
+from transforms.ingest.read.layouts.report_layout import TotalsLine
+from transforms.ingest.read.reports import report_lines as ln
 
 
 @dataclass

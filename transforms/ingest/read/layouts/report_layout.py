@@ -1,6 +1,6 @@
 """The report section of a vendor profile (``profiles.Profile.report``): where a report's header
 is, its totals lines, block header lines, note lines and the fields its file name carries. Read
-by ``transforms.ingest.read.report_walk``.
+by ``transforms.ingest.read.reports.report_walk``.
 
 Every pattern is a Python regular expression, compiled when the profile is loaded (a bad one
 stops the run naming the file and the key)."""

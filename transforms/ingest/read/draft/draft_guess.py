@@ -11,7 +11,7 @@ import re
 from collections import Counter
 
 from transforms.ingest.read import figures as fg
-from transforms.ingest.read.vocabulary import _plain
+from transforms.ingest.read.layouts.vocabulary import _plain
 
 # what payrolls call each field (read by meaning: "EE Name" is "Employee Name")
 LEXICON: dict[str, list[str]] = {

@@ -30,7 +30,7 @@ from pydantic import (
     model_validator,
 )
 
-from transforms.ingest.read.vocabulary import _plain
+from transforms.ingest.read.layouts.vocabulary import _plain
 
 
 class SheetChoice(BaseModel):

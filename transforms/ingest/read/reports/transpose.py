@@ -10,8 +10,8 @@ is found and the rows read as in any other table (``header``, ``shape``, ``stagi
 
 from __future__ import annotations
 
-from transforms.ingest.read import header as hd
-from transforms.ingest.read import readers as rd
+from transforms.ingest.read.files import readers as rd
+from transforms.ingest.read.layouts import header as hd
 
 Records = list[tuple[int, list[str | None]]]
 

@@ -9,8 +9,8 @@ import io
 
 import polars as pl
 
-from transforms.ingest.read import bytecount
-from transforms.ingest.read.readers import _PY_WHITESPACE, RawTable
+from transforms.ingest.read.files import bytecount
+from transforms.ingest.read.files.readers import _PY_WHITESPACE, RawTable
 
 
 def read_delimited_arrow(data: bytes, text: str, enc: str, delimiter: str) -> RawTable | None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from transforms.ingest.read import bytecount
+from transforms.ingest.read.files import bytecount
 
 csv.field_size_limit(2**31 - 1)  # huge cells are read, then rejected by rule (cell_too_long)
 

@@ -1,7 +1,7 @@
 """Staging: rename and cast only, hash the ssn, add lineage (the first layer after the raw files).
 
-A submitted table (text cells read by ``transforms.ingest.read.readers``, mapped by a vendor profile of
-``transforms.ingest.read.profiles``) becomes the staged schema of ``transforms.schema``:
+A submitted table (text cells read by ``transforms.ingest.read.files.readers``, mapped by a vendor profile of
+``transforms.ingest.read.layouts.profiles``) becomes the staged schema of ``transforms.schema``:
 - cells are renamed to canonical columns (derived columns are sums: hours = regular + overtime);
 - text is trimmed, dates and numbers are parsed with the profile's formats; a cell that does not
   parse becomes null, and validation (``transforms.ingest.validate.engines``) turns that into a reject
@@ -26,13 +26,13 @@ from pathlib import Path
 import polars as pl
 
 from transforms import schema
-from transforms.ingest.read.cells import Cells
-from transforms.ingest.read.parsing import (
+from transforms.ingest.read.cast.cells import Cells
+from transforms.ingest.read.cast.parsing import (
     one_chunk,
     received_at_expr,
     text_expr,
 )
-from transforms.ingest.read.row_checks import (
+from transforms.ingest.read.cast.row_checks import (
     ID_IS_SSN,
     CellError,
     profile_errors,

@@ -11,12 +11,12 @@ from pathlib import PurePosixPath
 
 import polars as pl
 
-from transforms.ingest.read import header as hd
-from transforms.ingest.read import profiles as pf
-from transforms.ingest.read import readers as rd
-from transforms.ingest.read.canonical import CellError
-from transforms.ingest.read.parsing import UNIVERSAL_DATES, parse_number
-from transforms.ingest.read.report_layout import BlockLine, ReportLayout, TotalsLine
+from transforms.ingest.read.cast.canonical import CellError
+from transforms.ingest.read.cast.parsing import UNIVERSAL_DATES, parse_number
+from transforms.ingest.read.files import readers as rd
+from transforms.ingest.read.layouts import header as hd
+from transforms.ingest.read.layouts import profiles as pf
+from transforms.ingest.read.layouts.report_layout import BlockLine, ReportLayout, TotalsLine
 
 DATES = ("period_start", "period_end", "pay_date")
 
