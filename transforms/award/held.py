@@ -166,6 +166,23 @@ def _payroll_holds(readable: pl.DataFrame, mem: pl.DataFrame, claims: pl.DataFra
     )
     return cand.filter(holds).select("__l", "application_id")
 
+def by_file(held: pl.DataFrame, named: dict[str, dict]) -> pl.DataFrame:
+    """``held`` with the lines of each file none of whose lines was read said once per application
+    and file (``named``: path -> its ``unread`` reason and ``sha256``): the file, no line, why no
+    line was read (the PEO's EIN, a column missing from every line); the other rows as they are."""
+    unread = pl.DataFrame([(ids["sha256"], path, ids["unread"]) for path, ids in named.items() if ids.get("unread")],
+                          schema={"file_sha256": pl.String, "__path": pl.String, "__why": pl.String}, orient="row")
+    if not unread.height or not held.height:
+        return held
+    whole = (pl.col("source") == "input") & pl.col("file_sha256").is_in(unread.get_column("file_sha256").implode())
+    said = held.filter(whole).join(unread, on="file_sha256").group_by("application_id", "file_sha256").agg(
+        pl.col("__path").first().alias("file"), pl.col("rules").unique().sort().str.join(";").alias("rules"),
+        pl.col("__why").first().alias("messages"))
+    said = said.with_columns(pl.lit("input").alias("source"), *[pl.lit(None, dtype=HELD_SCHEMA[c]).alias(c) for c in (
+        "line", "columns", "employee_id", "figure", "declared", "read", "source_sheet")]).select(list(HELD_SCHEMA))
+    return pl.concat([held.filter(~whole), said.cast(HELD_SCHEMA)]).sort("application_id", "file", "line", nulls_last=False)
+
+
 def declared_holds(reconciliation: pl.DataFrame | None) -> pl.DataFrame:
     """``HELD_SCHEMA`` rows of the declared totals that differ from what was read (spec section 1):
     the roster line that declares them, the person, the figure, declared and read."""

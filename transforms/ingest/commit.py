@@ -19,6 +19,8 @@ from transforms.ingest.validate.run_rejects import doubtful_only
 
 # a file's quarantined rows as its FileWork holds them (the file's sha and path are added when written)
 QUARANTINE_ROWS = {k: v for k, v in lk.QUARANTINE_SCHEMA.items() if k not in ("file_sha256", "source_file")}
+# as the scratch area keeps them between the map and the finish: with the EIN a disputed line prints
+STAGED_QUARANTINE = {**QUARANTINE_ROWS, "printed_employer": pl.String}
 
 
 def accepted_counts(accepted: dict[str, pl.DataFrame]) -> dict[int, int]:

@@ -283,6 +283,6 @@ def _finish(client, lake: Path, stage: Path, mapped, results, ids, key: HashKey,
         got = {"employers": acc.get("employer_id", set()) | q_ids.get("employer_id", set()),
                "applications": acc.get("application_id", set()) | q_ids.get("application_id", set())}
         got["employers"] = {e for e in got["employers"] if re.fullmatch(r"\d{9}", e)}
-        named[w.index] = {k: sorted(v) for k, v in got.items() if v}
+        named[w.index] = {k: sorted(v) for k, v in got.items() if v} | ({"unread": w.unread} if w.unread else {})
     return qparts, named
 

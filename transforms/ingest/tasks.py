@@ -21,7 +21,7 @@ from pathlib import Path
 import polars as pl
 
 from transforms import failpoints, schema
-from transforms.ingest.commit import QUARANTINE_ROWS
+from transforms.ingest.commit import QUARANTINE_ROWS, STAGED_QUARANTINE
 from transforms.ingest.store import lake as lk
 from transforms.ingest.store import lake_files
 from transforms.ingest.store import scratch as sg
@@ -29,6 +29,7 @@ from transforms.ingest.store.ordered import _cast, ordered
 from transforms.ingest.validate import batches as bt
 from transforms.ingest.validate import cross_rows as xrows
 from transforms.ingest.validate import earlier_rows
+from transforms.ingest.validate import file_employers as fe
 from transforms.ingest.validate import files as fl
 from transforms.ingest.validate import pieces as pc
 from transforms.ingest.validate import run_rejects as pp
@@ -142,7 +143,7 @@ def _stage_works(job: MapJob) -> list[Mapped]:
             rows = _concat(w.passed).with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("__seq"))
             rows_of.setdefault(w.dataset, []).append((m, rows))
         if w.quarantine:
-            sg.put(pl.DataFrame(w.quarantine, schema=QUARANTINE_ROWS), job.stage / f"quarantine/f{w.index}.parquet")
+            sg.put(pl.DataFrame(w.quarantine, schema=STAGED_QUARANTINE), job.stage / f"quarantine/f{w.index}.parquet")
             m.quarantined = True
         w.passed, w.quarantine = [], []
     for dataset, items in rows_of.items():
@@ -410,6 +411,9 @@ def finish_file(job: FinishJob) -> tuple[FileWork, str | None, dict[str, set[str
     if w.quarantine:
         q = pl.DataFrame(w.quarantine, schema=QUARANTINE_ROWS)
         ids = {c: set(q.get_column(c).drop_nulls().unique().to_list()) for c in ("employer_id", "application_id")}
+        # the file's employers are also the one its folder or files.csv gives and those its disputed lines print
+        ids["employer_id"] |= fe.context_employers(w)
+        w.unread = fe.unread_reason(w)
         qpart = lk.write_quarantine(job.lake, w.dataset, q.with_columns(
             pl.lit(w.sha).alias("file_sha256"), pl.lit(w.rel).alias("source_file")), w.sha)
     w.quarantine = []

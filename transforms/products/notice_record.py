@@ -83,9 +83,11 @@ def reject_line(r: dict) -> dict:
 
 def other_rejects(rejects: list[dict], held_rows: list[dict]) -> list[dict]:
     """The employer's rejected lines a notice lists under its own heading: for a held application,
-    those not already among the lines that hold it."""
+    those not already among the lines that hold it (or in a file that holds it whole: none of its lines read)."""
     holding = {(r["file"], r["line"]) for r in held_rows}
-    return [reject_line(r) for r in rejects if (r["file"], r["line"]) not in holding]
+    whole = tuple(r["file"] for r in held_rows if r.get("whole"))
+    return [reject_line(r) for r in rejects if (r["file"], r["line"]) not in holding
+            and not (r["file"] in whole or r["file"].startswith(tuple(f"{f}[" for f in whole)))]
 
 
 def rejects_text(held: bool, rejects: list[dict], known: bool) -> str:

@@ -137,6 +137,8 @@ def _held_by_source(held: pl.DataFrame | None) -> dict[str, dict[str, list[dict]
         rec = {"file": r["file"], "line": r["line"], "column": (r["columns"] or "").replace(";", ", "),
                "message": r["messages"] or "",
                "fix": what_to_fix(r["columns"], r["messages"], None)}
+        if r.get("source") == "input" and r["line"] is None:  # a file none of whose lines was read, said once
+            rec |= {"line": "every line", "whole": True}
         if r.get("source") == "declared_totals":
             rec |= {"employee_id": r["employee_id"], "figure": FIGURE_WORDS.get(r["figure"], r["figure"]),
                     "declared": _figure(r["figure"], r["declared"]), "read": _figure(r["figure"], r["read"]),

@@ -104,7 +104,7 @@ def _held_line(r: dict) -> str:
         return "no UI/DI rates in employer_rates.csv for a rate year its tax period needs"
     if r["source"] == "declared_totals":
         return f"{r['employee_id']} {r['figure']}: declared {r['declared']:,.2f}, read {r['read']:,.2f}"
-    where = f"{r['file']}:{r['line']} {r['columns'] or ''}".strip()
+    where = f"{r['file']}:{r['line']} {r['columns'] or ''}".strip() if r["line"] is not None else f"{r['file']} (every line)"
     return f"{where}: {r['messages']}" if r.get("messages") else where
 
 

@@ -222,7 +222,7 @@ def check_submission(input_dir: Path, *, now: dt.datetime | None = None, layouts
         apps = _applications(staged, workdir)
         result.applications = apps.height
         result.totals = _totals(staged.frames["payroll"] if staged else _from_lake(workdir, "payroll"), _names(apps))
-        holds: dict[tuple[str, int], set[str]] = {}
+        holds: dict[tuple[str, int | None], set[str]] = {}
         if staged is not None:
             result.held = _held(staged, apps, checked_at, result.unchecked_years, result.figures, holds)
             if staged.unclaimed_without_ssn:
@@ -237,12 +237,12 @@ def check_submission(input_dir: Path, *, now: dt.datetime | None = None, layouts
     return result
 
 
-def _named(r: RejectedLine, app_of: dict[tuple[str, int], str], holds: dict[tuple[str, int], set[str]]) -> RejectedLine:
+def _named(r: RejectedLine, app_of: dict[tuple[str, int], str], holds: dict[tuple[str, int | None], set[str]]) -> RejectedLine:
     """``r`` with the application its line gives (a roster or application line), else those it holds."""
     if r.line is None:
         return r
     own = app_of.get((r.file, r.line))
-    apps = (own,) if own else tuple(sorted(holds.get((r.file, r.line), ())))
+    apps = (own,) if own else tuple(sorted(holds.get((r.file, r.line)) or holds.get((r.file, None), ())))
     return RejectedLine(r.file, r.line, r.column, r.value, r.rule, r.message, apps)
 
 
@@ -325,7 +325,7 @@ def _as_of(apps: pl.DataFrame, checked_at: dt.datetime) -> dt.date:
 
 
 def _held(staged: RunInputs, apps: pl.DataFrame, checked_at: dt.datetime, unchecked: list[str],
-          figures: list[PersonFigures], holds: dict[tuple[str, int], set[str]]) -> list[HeldApplication]:
+          figures: list[PersonFigures], holds: dict[tuple[str, int | None], set[str]]) -> list[HeldApplication]:
     """The applications the annual run would hold (spec section 7): for each tax year the
     submission holds, the engine's claims and groups (``annual.compute``) and the annual run's own
     ``hold_unread``, nothing released; with the lines that hold each one. A tax year without
@@ -366,6 +366,8 @@ def _held(staged: RunInputs, apps: pl.DataFrame, checked_at: dt.datetime, unchec
                                                                     r["messages"] or r["rules"]))
         if r["line"] is not None:
             holds.setdefault((r["file"], int(r["line"])), set()).add(r["application_id"])
+        elif r["source"] == "input":  # a file none of whose lines was read holds them by each of its lines
+            holds.setdefault((r["file"], None), set()).add(r["application_id"])
     out = []
     for a in apps.filter(pl.col("application_id").is_in(held_ids.implode())).sort("application_id").iter_rows(named=True):
         out.append(HeldApplication(a["application_id"], a["employer_id"], a["employer_name"] or "", int(a["tax_year"]),

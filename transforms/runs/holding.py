@@ -14,6 +14,7 @@ import polars as pl
 from transforms.award.held import (
     SOURCES,
     agency_holds,
+    by_file,
     declared_holds,
     held_applications,
     hold,
@@ -42,7 +43,7 @@ def holds(result: CreditResult, staged: RunInputs, released: list[str],
     by_lines = held_applications(result.applications.select("application_id", "employer_id"), members, claims,
                                  identities, lines, staged.named)
     apps = hold(result.applications, by_lines, released=released)
-    every = pl.concat([agency_holds(apps), by_lines, declared_holds(result.reconciliation)])
+    every = pl.concat([agency_holds(apps), by_file(by_lines, staged.named), declared_holds(result.reconciliation)])
     was_released = pl.col("application_id").is_in(released)
     held = every.filter(~was_released).sort(
         pl.col("source").replace_strict(list(SOURCES), list(range(len(SOURCES)))), "application_id", "file", "line")

@@ -14,6 +14,7 @@ import polars as pl
 
 from transforms import storage
 from transforms.ingest.store.lake import BY_PATH, QUARANTINE_SCHEMA, _parts, lake_dir, load_manifest
+from transforms.ingest.validate.file_employers import folder_employer
 
 STANDING_SCHEMA = {
     "dataset": pl.String, "path": pl.String, "file": pl.String, "source_sheet": pl.String, "line": pl.Int64, "employer_id": pl.String,
@@ -90,11 +91,18 @@ def standing_problems(workdir: Path) -> list[dict]:
     return [f for f in standing_files(manifest).values() if f.get("problem")]
 
 
-def named_ids(workdir: Path) -> dict[str, dict[str, list[str]]]:
-    """file -> {employers, applications}: the ids each standing file with a rejected line names."""
+def named_ids(workdir: Path) -> dict[str, dict]:
+    """file -> {employers, applications, sha256, unread}: the ids each standing file with a rejected
+    line names (its employers: those its readable lines name, the one its folder or files.csv gives,
+    those its disputed lines print; a lake written before the manifest kept the context: its folder's),
+    and why none of its lines was read (``file_employers.unread_reason``, absent where some was)."""
     manifest = load_manifest(lake_dir(workdir))
-    out: dict[str, dict[str, list[str]]] = {}
-    for f in standing_files(manifest).values():
+    out: dict[str, dict] = {}
+    for sha, f in standing_files(manifest).items():
         if f.get("quarantine"):
-            out[f["file"]] = {"employers": list(f.get("employers") or []), "applications": list(f.get("applications") or [])}
+            employers = set(f.get("employers") or [])
+            if f.get("dataset") == "payroll" and (folder := folder_employer(f["file"])):
+                employers.add(folder)
+            out[f["file"]] = {"employers": sorted(employers), "applications": list(f.get("applications") or []),
+                              "sha256": sha, **({"unread": f["unread"]} if f.get("unread") else {})}
     return out

@@ -35,6 +35,7 @@ class FileWork:
     shape_lines: int = 0  # a report's preamble, totals, block, repeated-header and note lines
     notes: list[str] = field(default_factory=list)
     passed: list[pl.DataFrame] = field(default_factory=list)  # staged rows that passed the suite
+    unread: str | None = None  # why no line of the file was read, said once (``file_employers.unread_reason``)
 
     def where(self, sheet: str | None) -> str:
         return f"{self.rel}[{sheet}]" if sheet else self.rel
@@ -115,9 +116,13 @@ def quarantine_rows(work: FileWork, st: StagedTable, lines: list[int], rules: di
         # an employer id that disagrees with the folder's or files.csv's is in doubt: the line holds
         # the applications of every employer the file names (spec section 7)
         disputed = "context_mismatch" in rl
+        given = work.context.get("employer_id") if work.context is not None else None
+        printed = mask_employer(emp.get(line), st.ssn_digits) if disputed else None
         work.quarantine.append(dict(
             source_sheet=st.sheet, source_line=line,
             employer_id=None if disputed else mask_employer(emp.get(line), st.ssn_digits),
+            # the EIN the disputed line prints (a PEO's own): one of the file's employers, never stored in the part
+            **({"printed_employer": printed} if printed and printed != given else {}),
             rules=";".join(rl), messages=message or " | ".join(dict.fromkeys(msgs.get(line, []))),
             cells=cells_json(row), employee_id=_readable_id(got.get("employee_id"), st.ssn_digits),
             ssn_hash=got.get("ssn_hash"), application_id=_readable_id(got.get("application_id"), st.ssn_digits),
