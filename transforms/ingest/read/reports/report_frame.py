@@ -23,13 +23,7 @@ from transforms.ingest.read.cast.row_checks import CellError
 from transforms.ingest.read.files import readers as rd
 from transforms.ingest.read.layouts import header as hd
 from transforms.ingest.read.reports import report_lines as ln
-from transforms.ingest.read.reports.report_walk import (
-    Shape,
-    _as_cells,
-    _header_key,
-    _section_header,
-    _Walk,
-)
+from transforms.ingest.read.reports import report_walk as sh
 
 SEP = r"(?:\s*[:#=-]?\s+|\s*[:#=]\s*)"  # between a label and its value in one cell
 MAX_SECTIONS = 500_000
@@ -49,7 +43,7 @@ def _ok(patterns: list[str]) -> bool:
 
 
 def walk(frame: pl.DataFrame, found: hd.Found, records, rel: str, sheet: str | None,
-         delimiter: str | None) -> tuple[tuple[rd.RawTable, hd.Match], Shape] | None:
+         delimiter: str | None) -> tuple[tuple[rd.RawTable, hd.Match], sh.Shape] | None:
     """The report ``frame`` (its non-blank lines, ``records`` the first of them as Python cells)
     walked as ``report_walk.shape_report`` walks it, or None (see the module's docstring)."""
     match = found.match
@@ -64,8 +58,8 @@ def walk(frame: pl.DataFrame, found: hd.Found, records, rel: str, sheet: str | N
     f = frame if "__first" in frame.columns else _first_cells(frame.lazy(), width).collect()
     if "__i" not in f.columns:
         f = f.with_row_index("__i")
-    head_key = _header_key(records[found.index][1])
-    upper_key = _header_key(records[found.first][1]) if found.first != found.index else None
+    head_key = sh._header_key(records[found.index][1])
+    upper_key = sh._header_key(records[found.first][1]) if found.first != found.index else None
 
     def same(key: list[str]) -> pl.Expr:
         return pl.all_horizontal([(s[i].fill_null("").str.to_lowercase() == k) if i < width else pl.lit(k == "")
@@ -81,7 +75,7 @@ def walk(frame: pl.DataFrame, found: hd.Found, records, rel: str, sheet: str | N
     if cand.height > MAX_SECTIONS or (cand.height and match.header_rows == 2 and not cand.select(
             same(head_key).all()).item()):
         return None
-    first_names = _section_header(records, found.index, match.header_rows)
+    first_names = sh._section_header(records, found.index, match.header_rows)
     sections = [(found.index, first_names)]
     known: dict[tuple, bool] = {}
     for row in cand.select("__i", *cols).iter_rows():
@@ -89,7 +83,7 @@ def walk(frame: pl.DataFrame, found: hd.Found, records, rel: str, sheet: str | N
         if cells not in known:
             known[cells] = hd.match_headers(profile, list(cells)).ok if match.header_rows == 1 else True
         if known[cells]:
-            names = _section_header([(0, list(cells))], 0, 1, len(first_names)) if match.header_rows == 1 else first_names
+            names = sh._section_header([(0, list(cells))], 0, 1, len(first_names)) if match.header_rows == 1 else first_names
             sections.append((row[0], names))
     repeat = upper
     return _walk_sections(f, s, width, found, sections, repeat, records, rel, sheet, delimiter)
@@ -98,7 +92,7 @@ def walk(frame: pl.DataFrame, found: hd.Found, records, rel: str, sheet: str | N
 def _walk_sections(f: pl.DataFrame, s, width, found, sections, repeat, records, rel, sheet, delimiter):
     match = found.match
     profile, layout = match.profile, match.profile.report
-    shape = Shape()
+    shape = sh.Shape()
     section_rows = [i for i, _ in sections[1:]]
     is_section = pl.col("__i").is_in(section_rows)
     after = pl.col("__i") > found.index
@@ -143,7 +137,7 @@ def _walk_sections(f: pl.DataFrame, s, width, found, sections, repeat, records, 
                           schema={"__i": pl.UInt32, "__variant": pl.Int32})
     f = f.join_asof(starts, on="__i", strategy="backward", check_sortedness=False).with_columns(
         pl.col("__variant").fill_null(0))
-    walk = _Walk([], {}, carried, {})
+    walk = sh._Walk([], {}, carried, {})
     positions = [walk.positions(list(names)) for names in variants]
     umatch = walk.match(match)
     f = f.filter(pl.col("__data") | pl.col("__is_total") | pl.col("__is_block"))  # what is left to read
@@ -161,7 +155,7 @@ def _walk_sections(f: pl.DataFrame, s, width, found, sections, repeat, records, 
     for k2, v2 in ln.name_fields(profile, rel, sheet).items():
         table_frame = table_frame.with_columns(pl.lit(v2, dtype=pl.String).alias(f"__name_{k2}"))
     table = rd.RawTable(list(walk.names), records[found.index][0], table_frame, ragged, sheet=sheet, delimiter=delimiter)
-    return _as_cells(table, umatch), shape
+    return sh._as_cells(table, umatch), shape
 
 
 def _blocks(f: pl.DataFrame, s, width: int, layout, profile, maybe_block: pl.Expr) -> pl.DataFrame:
