@@ -101,6 +101,7 @@ def use_lake(workdir: Path, lake: str | None, *, writes: bool):
     Returns it (a ``Path`` or ``storage.ObjectPath``)."""
     from flows.settings import run_settings
     from transforms import storage
+    from transforms.ingest.store.lake import LakeDamaged
     from transforms.ingest.store.location import LakeLocationError, use_lake
     from transforms.storage_probe import probe
 
@@ -116,6 +117,13 @@ def use_lake(workdir: Path, lake: str | None, *, writes: bool):
             use_lake(workdir.resolve(), given, record=True)
     except (storage.StorageError, LakeLocationError) as exc:
         fail(str(exc))
+    if writes and not os.environ.get(_env.KEY_BLOCK_ENV):  # (a Secret block is read by the flow, on its API)
+        from transforms.pii import KeyError_
+
+        try:  # the lake's key, before anything starts: the flow checks it again, with the ledger, under the lock
+            _env.one_key(workdir.resolve(), ledger=False)
+        except (KeyError_, LakeDamaged) as exc:
+            fail(str(exc))
     return loc
 
 
