@@ -112,9 +112,14 @@ def one_key(workdir: Path, records: tuple[str, ...] = (), *, ledger: bool = True
     """Before a command reads the workdir (its ledger, its lake): the key is the one they were
     written with (``transforms.one_key.check``; ``KeyChanged``, one line, when not); ``records``:
     what the command writes (``"ledger"``, ``"lake"``); ``ledger``: False to look at the lake
-    alone. What a workdir written before fingerprints takes is said once (a stage line), and returned."""
+    alone, a command's first look before its flow starts (none with a Secret block: the flow reads
+    it on its API). What a workdir written before fingerprints takes is said once (a stage line),
+    and returned."""
     from transforms import one_key as ok
     from transforms.ingest.store.location import lake_dir
+
+    if not ledger and os.environ.get(KEY_BLOCK_ENV):
+        return None
 
     said = ok.check(Path(workdir), lake_dir(workdir), hash_key(), records=records, ledger=ledger)
     if said:
