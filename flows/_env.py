@@ -6,6 +6,7 @@ PREFECT_HOME defaults to ``data/.prefect`` under the repository so nothing is wr
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 from pathlib import Path
@@ -40,6 +41,10 @@ def for_deployment() -> None:
 
 def configure() -> None:
     os.environ.setdefault("PREFECT_HOME", str(REPO_ROOT / "data" / ".prefect"))
+    from transforms import private
+
+    with contextlib.suppress(OSError):  # the Prefect home (its database holds the runs' records): 0700 when made here
+        private.make_dir(os.environ["PREFECT_HOME"])
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     quiet()
     if "PREFECT_LOGGING_LEVEL" not in os.environ:  # the CLI prints its own lines: Prefect's quiet
@@ -103,6 +108,25 @@ def stage(input_dir: Path, workdir: Path, cfg, *, data_docs: bool = False, dask_
                                options=cfg.ingest(), **on_cluster)
 
 
+def one_key(workdir: Path, records: tuple[str, ...] = (), *, ledger: bool = True) -> str | None:
+    """Before a command reads the workdir (its ledger, its lake): the key is the one they were
+    written with (``transforms.one_key.check``; ``KeyChanged``, one line, when not); ``records``:
+    what the command writes (``"ledger"``, ``"lake"``); ``ledger``: False to look at the lake
+    alone, a command's first look before its flow starts (none with a Secret block: the flow reads
+    it on its API). What a workdir written before fingerprints takes is said once (a stage line),
+    and returned."""
+    from transforms import one_key as ok
+    from transforms.ingest.store.location import lake_dir
+
+    if not ledger and os.environ.get(KEY_BLOCK_ENV):
+        return None
+
+    said = ok.check(Path(workdir), lake_dir(workdir), hash_key(), records=records, ledger=ledger)
+    if said:
+        logging.getLogger("impcredit.stages").warning("key: %s", said)
+    return said
+
+
 def run_tags(run_id: str) -> list[str]:
     """The tags of a flow run: ``impcredit``, its kind and its tax year (``annual``, ``tax-year-2023``)."""
     parts = run_id.split("-")
@@ -140,25 +164,41 @@ def forward_stage_lines() -> None:
 
 def load_key(env=None):
     """The ssn hash key of the environment ``env`` (default this process's): ``IMPCREDIT_HMAC_KEY``
-    (the key itself) or ``IMPCREDIT_HMAC_KEY_FILE`` (a file holding it), else the built-in demo key,
-    refused when ``IMPCREDIT_REQUIRE_KEY=1``."""
-    from pathlib import Path
-
+    (the key itself) or ``IMPCREDIT_HMAC_KEY_FILE`` (a file holding it, readable by its owner
+    alone), else the built-in demo key. ``IMPCREDIT_REQUIRE_KEY=1`` refuses the demo key, and the
+    demo key's text given as the key (``pii.key_of``)."""
     from transforms.pii import KeyError_, demo_key, key_of
 
     env = os.environ if env is None else env
     if env.get("IMPCREDIT_HMAC_KEY"):
-        return key_of(env["IMPCREDIT_HMAC_KEY"].encode(), "env")
-    if env.get("IMPCREDIT_HMAC_KEY_FILE"):
-        path = Path(env["IMPCREDIT_HMAC_KEY_FILE"])
-        try:
-            return key_of(path.read_bytes().strip(), f"file:{path}")
-        except OSError as exc:
-            raise KeyError_(f"cannot read the ssn hash key file {path}: {exc.strerror}") from None
-    if env.get("IMPCREDIT_REQUIRE_KEY") == "1":
-        raise KeyError_("no ssn hash key: set IMPCREDIT_HMAC_KEY or IMPCREDIT_HMAC_KEY_FILE "
-                        "(IMPCREDIT_REQUIRE_KEY=1 forbids the built-in demo key)")
-    return demo_key()
+        key = key_of(env["IMPCREDIT_HMAC_KEY"].encode(), "env")
+    elif env.get("IMPCREDIT_HMAC_KEY_FILE"):
+        key = key_of(read_key_file(Path(env["IMPCREDIT_HMAC_KEY_FILE"])), f"file:{env['IMPCREDIT_HMAC_KEY_FILE']}")
+    else:
+        key = demo_key()
+    if key.is_demo and env.get("IMPCREDIT_REQUIRE_KEY") == "1":
+        given = env.get("IMPCREDIT_HMAC_KEY") or env.get("IMPCREDIT_HMAC_KEY_FILE")
+        raise KeyError_("no ssn hash key" + (" (the built-in demo key's text was given as the key)" if given else "")
+                        + ": set IMPCREDIT_HMAC_KEY or IMPCREDIT_HMAC_KEY_FILE (IMPCREDIT_REQUIRE_KEY=1 forbids the "
+                        "built-in demo key)")
+    return key
+
+
+def read_key_file(path: Path) -> bytes:
+    """The key file's text (stripped): refused when others than its owner may read or write it
+    (issue 43: with the key, every hashed ssn is recovered by trying the 10^9 numbers)."""
+    import stat
+
+    from transforms.pii import KeyError_
+
+    try:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o077:
+            raise KeyError_(f"the ssn hash key file {path} (IMPCREDIT_HMAC_KEY_FILE) is open to other accounts (mode "
+                            f"{mode:04o}): make it its owner's alone, chmod 600 {path}")
+        return path.read_bytes().strip()
+    except OSError as exc:
+        raise KeyError_(f"cannot read the ssn hash key file {path}: {exc.strerror}") from None
 
 
 def hash_key():
@@ -167,7 +207,7 @@ def hash_key():
     ``IMPCREDIT_HMAC_KEY_BLOCK=<name>``: a Prefect Secret block of a configured server holds it;
     otherwise ``load_key`` (environment, key file, or the demo key).
     """
-    from transforms.pii import HashKey, KeyError_
+    from transforms.pii import KeyError_, key_of
 
     block = os.environ.get(KEY_BLOCK_ENV)
     if not block:
@@ -178,10 +218,7 @@ def hash_key():
         value = Secret.load(block).get()
     except (ValueError, RuntimeError) as exc:
         raise KeyError_(f"cannot load the Prefect Secret block {block!r} holding the ssn hash key: {exc}") from None
-    key = str(value).encode()
-    if len(key) < 32:
-        raise KeyError_("the ssn hash key must be at least 32 characters long")
-    return HashKey(key, f"block:{block}")
+    return key_of(str(value).encode(), f"block:{block}")
 
 
 DEMO_KEY_REFUSED = ("no ssn hash key: a deployment refuses the built-in demo key; set IMPCREDIT_HMAC_KEY_FILE to a file "

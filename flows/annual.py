@@ -61,6 +61,7 @@ def annual_flow(
     started_at = ledger.now_utc()
     cfg = run_settings(profiles=profiles)
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
+        _env.one_key(workdir, ("ledger", "lake"))  # before anything is read: one key for a lake and its ledger
         steps.clean_stale_pending(out_dir)
         staged = stage(input_dir, workdir, cfg, data_docs, dask_address, out_dir)
         steps.check_tax_year(staged.frames["applications"], tax_year, as_of, steps.first_tax_year(params))

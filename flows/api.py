@@ -33,6 +33,8 @@ import urllib.request
 from importlib import metadata
 from pathlib import Path
 
+from transforms import private
+
 IDLE_ENV = "IMPCREDIT_API_IDLE_SECONDS"
 MODE_ENV = "IMPCREDIT_API"
 DEFAULT_IDLE = 600.0
@@ -123,6 +125,7 @@ def _start(state_file: Path, leases: Path, log: Path) -> dict:
     port = _free_port()
     idle = float(os.environ.get(IDLE_ENV, DEFAULT_IDLE))
     with log.open("ab") as fh:
+        private.own(log)
         proc = subprocess.Popen(
             [sys.executable, "-m", "flows.api_server", "--port", str(port), "--idle", str(idle), "--leases", str(leases)],
             cwd=str(Path(__file__).resolve().parents[1]), stdout=fh, stderr=fh, stdin=subprocess.DEVNULL, env=server_env(),

@@ -40,6 +40,7 @@ def main() -> None:
     ap.add_argument("--idle", type=float, required=True)
     ap.add_argument("--leases", type=Path, required=True)
     args = ap.parse_args()
+    os.umask(0o077)  # its database (every run's record) and logs: the agency's alone (issue 43)
     os.environ.update({"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"})
 
     import uvicorn

@@ -73,6 +73,7 @@ def quarterly_flow(
     started_at = ledger.now_utc()
     cfg = run_settings(profiles=profiles)
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
+        _env.one_key(workdir, ("ledger",))  # its own lake is temporary; the workdir's ledger has one key
         steps.clean_stale_pending(out_dir)
         staged = inputs_in_a_temporary_lake(input_dir, cfg, ingest_address)
         # no request received yet is a completed run that says so (spec section 9), not a failure

@@ -82,9 +82,12 @@ def _paths() -> tuple[Path, Path, object]:
 
 
 def _setup() -> tuple[Path, Path, object]:
-    """What a run needs before it reads anything: a real ssn hash key, then ``_paths``."""
+    """What a run needs before it reads anything: a real ssn hash key, then ``_paths``, then the
+    key the workdir was written with (``_env.one_key``)."""
     _env.require_real_key()
-    return _paths()
+    paths = _paths()
+    _env.one_key(paths[1])  # the workdir's lake and ledger were written with this key
+    return paths
 
 
 def _refused(exc: BaseException):

@@ -44,6 +44,7 @@ def whatif_flow(
     cfg = run_settings(profiles=profiles)
     # The lock keeps an annual run from committing while the what-if reads the ledger.
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):
+        _env.one_key(workdir)  # the ledger it compares with was written under this key
         staged = inputs_in_a_temporary_lake(input_dir, cfg)
         steps.check_tax_year(staged.frames["applications"], tax_year, as_of, steps.first_tax_year(params))
         run_id = steps.new_run_id("whatif", tax_year, staged.inputs_sha256)

@@ -114,6 +114,7 @@ def server(tmp_path_factory):
         s.key = root / "secrets" / "hmac.key"
         s.key.parent.mkdir()
         s.key.write_text("k" * 40 + "-a-test-key-of-this-module\n")
+        s.key.chmod(0o600)  # its owner's alone, or refused (issue 43)
         yield s
     finally:
         proc.terminate()

@@ -21,6 +21,9 @@ import polars as pl
 from pydantic import SecretBytes
 
 DEMO_KEY = b"impcredit-demo-key-not-for-production-use-0001"
+# what a lake and its ledger record of the key they were written with (spec section 8): the HMAC
+# of this label under the key, never the key (``HashKey.fingerprint``, ``transforms.one_key``)
+FINGERPRINT_LABEL = b"impcredit key fingerprint v1"
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,12 @@ class HashKey:
         """A short fingerprint of the key for manifests (not the key, not reversible)."""
         return hashlib.sha256(b"impcredit-key-id:" + self.key).hexdigest()[:12]
 
+    @property
+    def fingerprint(self) -> str:
+        """The HMAC of ``FINGERPRINT_LABEL`` under the key: what a lake and its ledger record of
+        the key they were written with (not the key, not reversible)."""
+        return hmac.digest(self.key, FINGERPRINT_LABEL, "sha256").hex()
+
 
 class KeyError_(RuntimeError):
     pass
@@ -61,10 +70,11 @@ def demo_key() -> HashKey:
 
 
 def key_of(value: bytes, source: str) -> HashKey:
-    """A configured key (``source``: where it was read), at least 32 characters long."""
+    """A configured key (``source``: where it was read), at least 32 characters long. The demo
+    key's text given as a key is the demo key (refused where the demo key is)."""
     if len(value) < 32:
         raise KeyError_("the ssn hash key must be at least 32 characters long")
-    return HashKey(value, source)
+    return HashKey(value, "demo" if value == DEMO_KEY else source)
 
 
 def normalize_ssn_expr(col: str | pl.Expr) -> pl.Expr:

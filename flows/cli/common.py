@@ -97,11 +97,11 @@ def use_lake(workdir: Path, lake: str | None, *, writes: bool):
     """The workdir's lake for this command: ``--lake``, else ``lake`` in impcredit.toml, else
     ``IMPCREDIT_LAKE``, else what the workdir recorded (``<workdir>/lake``): checked up front (an
     object store answers, the bucket is there, credentials are found) before anything is read,
-    written or decided; a new place is recorded in the workdir when the command ``writes`` it.
-    Returns it (a ``Path`` or ``storage.ObjectPath``)."""
+    written or decided; a new place is recorded in the workdir when the command ``writes`` it, and
+    its key is checked (``_env.one_key``). Returns it (a ``Path`` or ``storage.ObjectPath``)."""
     from flows.settings import run_settings
     from transforms import storage
-    from transforms.ingest.store.location import LakeLocationError, use_lake
+    from transforms.ingest.store.location import use_lake
     from transforms.storage_probe import probe
 
     local_dir(workdir, "--workdir", ledger=True)
@@ -114,7 +114,8 @@ def use_lake(workdir: Path, lake: str | None, *, writes: bool):
         probe(loc, what="lake")
         if writes:
             use_lake(workdir.resolve(), given, record=True)
-    except (storage.StorageError, LakeLocationError) as exc:
+            _env.one_key(workdir.resolve(), ledger=False)  # the flow checks again, with the ledger, under the lock
+    except (storage.StorageError, *known_errors()) as exc:  # LakeLocationError, the key (KeyError_)
         fail(str(exc))
     return loc
 

@@ -12,6 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from flows import _env
 from flows.cli import common, listing
 
 
@@ -188,8 +189,9 @@ def explain(
     from transforms.reference.parameters import ParameterError, load_parameters
 
     try:
+        _env.one_key(workdir)  # the lake and the ledger it reads were written with this key
         result = run_explain(workdir, out, tax_year, employer, employee, load_parameters(), application_id=application)
-    except (ExplainError, ParameterError, OSError) as exc:
+    except (ExplainError, ParameterError, OSError, *common.known_errors()) as exc:
         common.fail(str(exc))
     if format == "json":
         print(json.dumps(result, indent=2, sort_keys=True, default=str))

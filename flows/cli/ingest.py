@@ -44,6 +44,9 @@ def ingest(
         try:
             from transforms.ingest import ingest_folder
             key = _env.hash_key()
+            said = _env.one_key(workdir.resolve(), ("lake",))  # before anything is read: the lake's key is this one
+            if said:
+                common.console.print(f"[yellow]note:[/] key: {said}", soft_wrap=True)
             with common.console.status("ingesting..."):
                 docs = ((out or workdir) / "data_docs").resolve() if engine == "gx" else None
                 report = ingest_folder(input.resolve(), workdir.resolve(), key, docs_dir=docs, engine=engine,

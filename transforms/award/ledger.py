@@ -25,6 +25,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
+from transforms import private
 from transforms.award.ledger_faults import LedgerError, check_whole, fault, is_file_error, rollback
 from transforms.award.ledger_schema import SCHEMA_VERSION, migrate
 
@@ -43,7 +44,7 @@ ACT_KINDS = ("reopen", "release", "finding", "withdrawal")
 def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection:
     """The ledger, migrated to this code's schema (``read_only``: as it is; a ledger not there
     yet reads as empty). A lock, a full disk or a damaged file is a ``LedgerError`` naming it."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private.make_dir(path.parent)
     if read_only and not path.exists():
         con = duckdb.connect()
         migrate(con)
@@ -52,6 +53,7 @@ def connect(path: Path, *, read_only: bool = False) -> duckdb.DuckDBPyConnection
     try:
         con = duckdb.connect(str(path), read_only=read_only)
         if not read_only:
+            private.own(path)  # the agency's alone (issue 43), whatever the umask
             migrate(con)
         check_whole(con, path)
     except duckdb.Error as exc:

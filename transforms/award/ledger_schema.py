@@ -2,7 +2,8 @@
 change. Schema 2 added amendments, the employee-years of each run and the reopenings; 3 the tax
 period of each decision and the releases of held applications; 4 the audit findings (spec section
 9a) and the employee-years' details; 5 the lines a release confirmed (spec section 7: read but
-doubtful lines, declared totals that differ, decided with the reading as it stands).
+doubtful lines, declared totals that differ, decided with the reading as it stands); 6 the
+fingerprint of the ssn hash key the workdir is written with (spec section 8, ``transforms.one_key``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import duckdb
 
 from transforms.award.ledger_faults import LedgerError
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _MIGRATIONS: dict[int, list[str]] = {
     1: [
@@ -122,6 +123,12 @@ _MIGRATIONS: dict[int, list[str]] = {
                application_id VARCHAR NOT NULL, run_id VARCHAR NOT NULL, source VARCHAR NOT NULL,
                file VARCHAR, file_sha256 VARCHAR, source_sheet VARCHAR, line BIGINT, rules VARCHAR,
                employee_id VARCHAR, figure VARCHAR, declared DOUBLE, read DOUBLE)""",
+    ],
+    # 6: one key for a lake and its ledger (spec section 8): the fingerprint of the key they were
+    # written with (an HMAC of a fixed label under the key, never the key), recorded once
+    6: [
+        """CREATE TABLE IF NOT EXISTS key_fingerprint (
+               fingerprint VARCHAR NOT NULL, recorded_at TIMESTAMP NOT NULL, note VARCHAR NOT NULL)""",
     ],
 }
 

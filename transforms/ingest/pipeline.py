@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from transforms import schema
+from transforms import private, schema, storage
 from transforms.ingest.executors import Executor
 from transforms.ingest.read.layouts.profile_files import Layouts
 from transforms.ingest.report import IngestReport
@@ -77,7 +77,10 @@ def ingest_folder(
     if not root.is_dir():
         raise FileNotFoundError(f"{root}: not a folder")
     lake = lk.lake_dir(workdir)
-    lake.mkdir(parents=True, exist_ok=True)
+    if storage.is_remote(lake):
+        lake.mkdir(parents=True, exist_ok=True)
+    else:
+        private.make_dir(lake)  # 0700 when made here (issue 43)
     now_utc = _now_utc(now)
     engine = engine or ("gx" if docs_dir is not None else "polars")
     if engine not in ENGINES:
@@ -93,7 +96,7 @@ def ingest_folder(
     if executor.address is None:  # this process: one task at a time for gx (its context is not shared across threads)
         executor = Executor(None, 1 if engine == "gx" else tasks, executor.worker_wait_s)
     in_memory = executor.address is None and _submission_bytes(root, Path(workdir)) <= memory_up_to_bytes
-    with FileLock(lk.lock_path(lake, workdir)):
+    with FileLock(lk.lock_path(lake, workdir), mode=private.FILE_MODE):
         return ingest_with(executor, root, Path(workdir), lake, key, now_utc, engine, [Path(workdir)], key_loader,
                            PIECE_BYTES, BATCH_BYTES, docs_dir=Path(docs_dir) if docs_dir else None, in_memory=in_memory,
                            layouts=layouts)

@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 from filelock import FileLock, Timeout
 
-from transforms import schema
+from transforms import private, schema
 from transforms.award import ledger
 from transforms.award.changes import memberships
 from transforms.reference.parameters import Parameters
@@ -69,8 +69,8 @@ class RunSummary:
 @contextmanager
 def workdir_lock(workdir: Path, *, wait_seconds: float = 0.0):
     """One run at a time per workdir: a second one waits up to ``wait_seconds``, then refuses."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(workdir / ".impcredit.lock"))
+    private.make_dir(workdir)  # 0700 when made here: the lake and the ledger are the agency's alone
+    lock = FileLock(str(workdir / ".impcredit.lock"), mode=private.FILE_MODE)
     try:
         lock.acquire(timeout=wait_seconds)
     except Timeout:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import polars as pl
 
-from transforms import leftovers
+from transforms import leftovers, private
 from transforms.storage import ObjectPath
 
 # lz4: a third faster to write than zstd at 10M rows for files about 1.5 times larger (200 MB)
@@ -51,11 +51,12 @@ def _atomic(path: Path):
         with _WRITTEN_LOCK:
             WRITTEN.add(path)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
+    private.make_dir(path.parent)
     tmp = _tmp(path)
     try:
         yield tmp
         _hash(tmp, path.resolve())
+        private.own(tmp)  # the lake's files are the agency's alone (issue 43), whatever the umask
         os.replace(tmp, path)
         with _WRITTEN_LOCK:
             WRITTEN.add(path.resolve())

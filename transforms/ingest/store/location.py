@@ -16,7 +16,7 @@ import json
 import os
 from pathlib import Path
 
-from transforms import storage
+from transforms import private, storage
 
 LAKE_RECORD = "lake.json"
 
@@ -69,7 +69,7 @@ def use_lake(workdir: Path, given: str | None, *, record: bool) -> storage.Locat
             f"one lake: give --lake {current} (or IMPCREDIT_LAKE), or move the lake there first (copy it, then write "
             f"{{\"lake\": \"{loc}\"}} in {workdir / LAKE_RECORD})")
     if record and not _same(loc, default):
-        workdir.mkdir(parents=True, exist_ok=True)
+        private.make_dir(workdir)
         tmp = workdir / f".{LAKE_RECORD}.tmp"
         tmp.write_text(json.dumps({"lake": str(loc)}) + "\n", encoding="utf-8")
         os.replace(tmp, workdir / LAKE_RECORD)
@@ -80,6 +80,7 @@ def lock_path(lake: storage.Location, workdir: Path) -> str:
     """The file lock of one ingest at a time: in a local lake, beside it; for an object store, in
     the workdir (an object store has no lock: one workdir writes a lake)."""
     if storage.is_remote(lake):
-        Path(workdir).mkdir(parents=True, exist_ok=True)
+        private.make_dir(workdir)
         return str(Path(workdir) / ".lake.lock")
+    private.make_dir(lake)  # 0700 when made here (issue 43)
     return str(Path(lake) / ".lock")
