@@ -96,14 +96,14 @@ def _forget(state_file: Path, st: dict) -> None:
         note(f"removed the local Prefect API's stale state file {state_file} (its process {pid} is gone)")
     else:
         note(f"removed the local Prefect API's stale state file {state_file}: process {pid} is not the API it "
-             "recorded (another program now); it was not signalled")
+             "recorded (its start time or command line differ); it was not signalled")
     state_file.unlink(missing_ok=True)
 
 
 def status() -> dict | None:
     """The shared API's state (pid, port, url, version) when it is alive, ours and answers; else None."""
     st = _read_state(paths()[0])
-    if st is None or not ours(st) or not _healthy(st["url"]):
+    if st is None or not ours(st) or not str(st.get("url", "")).startswith("http://127.0.0.1:") or not _healthy(st["url"]):
         return None
     return st
 

@@ -104,7 +104,7 @@ def probe(address: str, wait_s: float = CONNECT_WAIT_S) -> None:
     try:  # refused, unknown host: said at once
         socket.create_connection((host, int(port)), timeout=wait_s).close()
     except OSError as exc:
-        raise ClusterError(f"no Dask scheduler answers at {address}: {_unreachable(host, exc, wait_s)}; {_WAY_ON}") from None
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {_unreachable(host, exc, wait_s)}; {_WAY_ON}") from None
 
     async def handshake() -> None:
         comm = await asyncio.wait_for(dask_connect(f"tcp://{host}:{port}", timeout=wait_s), wait_s)
@@ -115,7 +115,7 @@ def probe(address: str, wait_s: float = CONNECT_WAIT_S) -> None:
             return pool.submit(asyncio.run, handshake()).result()
         except (OSError, TimeoutError):
             found = _found_at(host, int(port), wait_s)
-    raise ClusterError(f"no Dask scheduler answers at {address}: {found}; {_WAY_ON}")
+    raise ClusterError(f"cannot reach the Dask scheduler at {address}: {found}; {_WAY_ON}")
 
 
 _WAY_ON = "start it, or correct --dask-address (tcp://HOST:PORT: the scheduler's port, usually 8786)"
