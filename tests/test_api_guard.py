@@ -86,7 +86,7 @@ def test_a_state_file_naming_another_process_never_gets_it_signalled(tmp_path, s
     home = tmp_path / "prefect"
     home.mkdir()
     e = env(home)
-    sleeper = subprocess.Popen(["sleep", "120"], start_new_session=True)
+    sleeper = subprocess.Popen(["sleep", "900"], start_new_session=True)
     port = closed_port()
     base = {"pid": sleeper.pid, "port": port, "url": f"http://127.0.0.1:{port}/api", "version": metadata.version("prefect"),
             "idle_seconds": 600.0}
@@ -258,3 +258,18 @@ def test_a_run_waiting_for_the_workdir_says_so(tmp_path):
     assert 3 < waited < 30
     assert said == [
         f"waiting up to 60 s for the run using the workdir {tmp_path / 'work'} to finish (--wait)"]
+
+
+def test_the_credential_is_private_and_one_others_could_read_is_replaced(tmp_path, monkeypatch, capsys):
+    from flows import api
+
+    monkeypatch.setenv("PREFECT_HOME", str(tmp_path))
+    first = api.credential()
+    secret = tmp_path / "impcredit-api.secret"
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600 and secret.read_text() == first + "\n"
+    assert api.credential() == first  # kept
+    secret.chmod(0o644)
+    second = api.credential()
+    assert second != first and second.startswith("impcredit:") and stat.S_IMODE(secret.stat().st_mode) == 0o600
+    assert f"{secret} was readable by other accounts: a new credential replaces it" in capsys.readouterr().err
+    assert api.server_env()["PREFECT_SERVER_API_AUTH_STRING"] == second
