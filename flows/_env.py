@@ -75,13 +75,27 @@ def invoked_at() -> float | None:
 
 def executor(dask_address: str | None, cfg=None):
     """Where a run's ingest tasks go: the Dask cluster at ``dask_address`` (watched for the settings'
-    ``worker_wait_s``), else this process (None)."""
+    ``worker_wait_s``; its address answers within ``dask_connect_s``), else this process (None)."""
     from flows.settings import run_settings
     from transforms.ingest.executors import Executor
 
     if not dask_address:
         return None
-    return Executor(dask_address, worker_wait_s=(cfg or run_settings()).worker_wait_s)
+    cfg = cfg or run_settings()
+    return Executor(dask_address, worker_wait_s=cfg.worker_wait_s, connect_wait_s=cfg.dask_connect_s)
+
+
+def dask_problem(address: str) -> str | None:
+    """Why no Dask scheduler answers at ``address`` within the setting ``dask_connect_s`` (one
+    line naming the address and what is there), or None when one does."""
+    from flows.settings import run_settings
+    from transforms.ingest.executors import ClusterError, probe
+
+    try:
+        probe(address, run_settings().dask_connect_s)
+    except ClusterError as exc:
+        return str(exc)
+    return None
 
 
 def stage(input_dir: Path, workdir: Path, cfg, *, data_docs: bool = False, dask_address: str | None = None,

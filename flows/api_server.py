@@ -1,11 +1,14 @@
 """The shared local Prefect API of the embedded default (``flows.api`` starts it; not for direct use).
 
-    python -m flows.api_server --port PORT --idle SECONDS --leases DIR
+    python -m flows.api_server --port PORT --idle SECONDS --leases DIR [--state FILE]
 
 Prefect's own API (the app its temporary per-run server runs, UI and services off) on
 127.0.0.1:PORT, behind a watchdog: it stops itself once no run holds a lease (a file
 ``<pid>`` in DIR whose process is alive) and no request came for ``--idle`` seconds. A run
 killed with SIGKILL holds no lease (its process is gone), so it never keeps the API alive.
+Every request but ``/health`` needs the credential of ``PREFECT_SERVER_API_AUTH_STRING`` (set by
+``flows.api``). It removes the state FILE on its way out when the file names it, and exits 3 when
+Prefect's app could not start (a damaged database: said in its log), never lingering.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ def main() -> None:
     ap.add_argument("--port", type=int, required=True)
     ap.add_argument("--idle", type=float, required=True)
     ap.add_argument("--leases", type=Path, required=True)
+    ap.add_argument("--state", type=Path, default=None)
     args = ap.parse_args()
     os.umask(0o077)  # its database (every run's record) and logs: the agency's alone (issue 43)
     os.environ.update({"PREFECT_UI_ENABLED": "0", "PREFECT__SERVER_EPHEMERAL": "1", "PREFECT__SERVER_FINAL": "1"})
@@ -71,9 +75,27 @@ def main() -> None:
                 server.should_exit = True
 
     async def run() -> None:
-        await asyncio.gather(server.serve(), watchdog())
+        watching = asyncio.create_task(watchdog())
+        try:
+            await server.serve()
+        finally:
+            watching.cancel()
 
-    asyncio.run(run())
+    try:
+        asyncio.run(run())
+    finally:
+        forget(args.state)
+    if not server.started:
+        raise SystemExit(3)
+
+
+def forget(state: Path | None) -> None:
+    """Remove the state file when it names this process (a later API's file stays)."""
+    import json
+
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        if state is not None and int(json.loads(state.read_text()).get("pid", 0)) == os.getpid():
+            state.unlink()
 
 
 if __name__ == "__main__":

@@ -58,6 +58,7 @@ class RunSettings(BaseSettings):
     scratch_in_memory_mb: float = Field(default=IngestOptions().scratch_in_memory_mb, ge=0)
     ingest_tasks: int = Field(default=IngestOptions().ingest_tasks, ge=1)
     worker_wait_s: float = Field(default=IngestOptions().worker_wait_s, gt=0)
+    dask_connect_s: float = Field(default=10.0, gt=0)
     pdf: Literal["auto", "all", "certificates", "none"] = DocumentOptions().pdf
     pdf_max: int = Field(default=DocumentOptions().pdf_max, ge=0)
     render_helper: bool = DocumentOptions().render_helper
@@ -84,6 +85,7 @@ HELP = {
     "scratch_in_memory_mb": "on this process, the ingest's scratch area in memory up to this many MB of submission",
     "ingest_tasks": "on this process, the ingest's tasks at once",
     "worker_wait_s": "on a Dask cluster, seconds without a finished task while it loses its workers, then the run ends",
+    "dask_connect_s": "seconds a Dask scheduler's address may take to answer as one, then the command ends in one line",
     "pdf": "auto (PDFs up to pdf_max documents, else their data for `impcredit documents`), all, certificates, none",
     "pdf_max": "documents a run renders as PDF under pdf=auto",
     "render_helper": "a second process renders half of a big run's pages",

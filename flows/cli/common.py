@@ -158,7 +158,7 @@ def known_errors() -> tuple[type[BaseException], ...]:
     from transforms.reference.parameters import ParameterError
     from transforms.runs.annual import RunError
 
-    return (RunError, ClusterError, LedgerError, LakeDamaged, ParameterError, KeyError_, SubmissionError, ValidationError, ValueError, OSError)
+    return (api.ApiError, RunError, ClusterError, LedgerError, LakeDamaged, ParameterError, KeyError_, SubmissionError, ValidationError, ValueError, OSError)
 
 
 class StageLines(logging.Handler):
@@ -242,6 +242,8 @@ def dask_cluster(workers: int | None, address: str | None):
     environment: the ssn hash key, the profiles folder, the AWS chain."""
     address = address or os.environ.get("IMPCREDIT_DASK_ADDRESS") or None
     if workers is None:
+        if address and (problem := _env.dask_problem(address)):  # within dask_connect_s, else one line
+            fail(problem)
         yield address
         return
     if workers < 1:

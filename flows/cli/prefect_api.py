@@ -28,6 +28,7 @@ def api_status(format: listing.Format = "table") -> None:
         return
     common.console.print(f"running at {st['url']} (process {st['pid']}, Prefect {st['version']}; stops after "
                          f"{st['idle_seconds']:g} s without runs). Browse its runs with PREFECT_API_URL={st['url']} "
+                         f"PREFECT_API_AUTH_STRING=\"$(cat {api.paths()[0].with_name(api.SECRET_FILE)})\" "
                          ".venv/bin/prefect flow-run ls", soft_wrap=True)
 
 

@@ -13,12 +13,14 @@ none was left, and the run ends by itself instead of waiting for ever. Nothing i
 from __future__ import annotations
 
 import contextlib
+import socket
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 LOCAL = "local"  # ``Executor("local:N")``: this process's threads, the scratch area on disk
 WORKER_WAIT_S = 120.0  # default: how long a cluster may go without finishing a task while it loses its workers
+CONNECT_WAIT_S = 10.0  # default: how long a scheduler's address may take to answer as a Dask scheduler
 POLL_S = 1.0
 
 
@@ -34,6 +36,7 @@ class Executor:
     address: str | None = None
     tasks: int = 2
     worker_wait_s: float = WORKER_WAIT_S
+    connect_wait_s: float = CONNECT_WAIT_S
 
     @classmethod
     def of(cls, spec: Executor | str | None, **kw) -> Executor:
@@ -80,9 +83,76 @@ class Threads:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def connect(address: str):
+def probe(address: str, wait_s: float = CONNECT_WAIT_S) -> None:
+    """``ClusterError`` (one line naming the address and what was found there) unless a Dask
+    scheduler answers Dask's handshake at ``address`` within ``wait_s`` seconds: Dask's own
+    handshake has no deadline, so an HTTP port (the dashboard's) or a port that accepts and never
+    answers would keep a run waiting for ever. Addresses of other schemes than tcp are left to Dask."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from distributed.comm import connect as dask_connect
+
+    scheme, sep, rest = address.partition("://")
+    if sep and scheme != "tcp":
+        return
+    host, _, port = (rest if sep else address).rpartition(":")
+    if not host or not port.isdigit():
+        raise ClusterError(f"--dask-address {address} is not a Dask scheduler's address (tcp://HOST:PORT)")
+
+    host = host.strip("[]")
+    try:  # refused, unknown host: said at once
+        socket.create_connection((host, int(port)), timeout=wait_s).close()
+    except OSError as exc:
+        raise ClusterError(f"cannot reach the Dask scheduler at {address}: {_unreachable(host, exc, wait_s)}; {_WAY_ON}") from None
+
+    async def handshake() -> None:
+        comm = await asyncio.wait_for(dask_connect(f"tcp://{host}:{port}", timeout=wait_s), wait_s)
+        await comm.close()
+
+    with ThreadPoolExecutor(1, thread_name_prefix="dask-probe") as pool:  # its own event loop, whatever runs here
+        try:
+            return pool.submit(asyncio.run, handshake()).result()
+        except (OSError, TimeoutError):
+            found = _found_at(host, int(port), wait_s)
+    raise ClusterError(f"cannot reach the Dask scheduler at {address}: {found}; {_WAY_ON}")
+
+
+_WAY_ON = "start it, or correct --dask-address (tcp://HOST:PORT: the scheduler's port, usually 8786)"
+
+
+def _unreachable(host: str, exc: OSError, wait_s: float) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return "nothing listens there (connection refused)"
+    if isinstance(exc, socket.gaierror):
+        return f"the host {host!r} is unknown"
+    if isinstance(exc, TimeoutError):
+        return f"no answer to a connection in {wait_s:g} s (the setting dask_connect_s)"
+    return f"cannot connect ({exc.strerror or type(exc).__name__})"
+
+
+def _found_at(host: str, port: int, wait_s: float) -> str:
+    """What answers at ``host:port`` (it accepts connections), after Dask's handshake failed there."""
+    try:
+        with socket.create_connection((host, port), timeout=min(wait_s, 3.0)) as sock:
+            sock.sendall(b"HEAD / HTTP/1.0\r\n\r\n")
+            reply = sock.recv(64)
+    except TimeoutError:
+        return f"a port that accepts connections but answers nothing (waited {wait_s:g} s: the setting dask_connect_s)"
+    except OSError as err:
+        return f"a port that accepts connections, then fails ({err.strerror or type(err).__name__})"
+    if reply.startswith(b"HTTP/"):
+        status = reply.splitlines()[0].decode(errors="replace")
+        return f"an HTTP server ({status}; a dashboard?), not a Dask scheduler"
+    if reply:
+        return f"a server that is not a Dask scheduler (it said {reply[:32]!r})"
+    return "a port that accepts connections and closes them without a word"
+
+
+def connect(address: str, wait_s: float = CONNECT_WAIT_S):
     from distributed import Client
 
+    probe(address, wait_s)
     try:
         client = Client(address, timeout=20, set_as_default=False)
     except (OSError, TimeoutError) as exc:
@@ -96,7 +166,7 @@ def connect(address: str):
 def client_for(spec: Executor | str | None):
     """A client of the executor (``Threads`` for this process), closed after."""
     ex = Executor.of(spec)
-    client = Threads(ex.threads) if ex.local else connect(ex.address)
+    client = Threads(ex.threads) if ex.local else connect(ex.address, ex.connect_wait_s)
     if not ex.local:
         client.impcredit_wait_s = ex.worker_wait_s
     try:

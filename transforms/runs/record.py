@@ -66,13 +66,25 @@ class RunSummary:
         return d
 
 
+SAY_AFTER_S = 3.0  # a wait for the workdir longer than this is said
+
+
 @contextmanager
 def workdir_lock(workdir: Path, *, wait_seconds: float = 0.0):
-    """One run at a time per workdir: a second one waits up to ``wait_seconds``, then refuses."""
+    """One run at a time per workdir: a second one waits up to ``wait_seconds`` (saying so on the
+    stage lines when it waits over ``SAY_AFTER_S``), then refuses."""
     private.make_dir(workdir)  # 0700 when made here: the lake and the ledger are the agency's alone
     lock = FileLock(str(workdir / ".impcredit.lock"), mode=private.FILE_MODE)
     try:
-        lock.acquire(timeout=wait_seconds)
+        try:
+            lock.acquire(timeout=min(wait_seconds, SAY_AFTER_S))
+        except Timeout:
+            if wait_seconds <= SAY_AFTER_S:
+                raise
+            from transforms.stages import LOG
+
+            LOG.info("waiting up to %g s for the run using the workdir %s to finish (--wait)", wait_seconds, workdir)
+            lock.acquire(timeout=wait_seconds - SAY_AFTER_S)
     except Timeout:
         raise RunError(
             f"another run is using the workdir {workdir}; wait for it to finish "
