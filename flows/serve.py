@@ -40,6 +40,8 @@ from prefect import flow, get_run_logger  # noqa: E402
 from prefect.schedules import Cron  # noqa: E402
 from prefect.states import Failed  # noqa: E402
 
+from flows.settings import today  # noqa: E402
+
 TIMEZONE = "America/New_York"
 ANNUAL_CRON = "0 6 1 7 *"
 QUARTERLY_CRON = "0 6 15 4,6,9,12 *"
@@ -99,9 +101,10 @@ def _refused(exc: BaseException):
 
 def _setup_errors() -> tuple[type[BaseException], ...]:
     from transforms.pii import KeyError_
+    from transforms.runs.inputs import RunError
     from transforms.storage import StorageError
 
-    return SetupError, KeyError_, StorageError
+    return SetupError, KeyError_, StorageError, RunError
 
 
 def _out(root, *parts: str):
@@ -116,7 +119,7 @@ def _out(root, *parts: str):
 
 def _annual_when(tax_year: int | None, as_of: dt.date | None) -> tuple[int, dt.date]:
     """The tax year and as-of date of an annual run: the previous year, as of the run's day."""
-    day = as_of or dt.date.today()
+    day = as_of or today()
     return tax_year or day.year - 1, day
 
 
@@ -124,7 +127,7 @@ def _quarter_when(tax_year: int | None, quarter: int | None, as_of: dt.date | No
     """The tax year, quarter and as-of date of a quarterly run: the latest quarter ended by the run's day."""
     from transforms.runs.quarterly import latest_completed_quarter
 
-    day = as_of or dt.date.today()
+    day = as_of or today()
     auto_year, auto_q = latest_completed_quarter(day)
     return tax_year or auto_year, quarter or auto_q, day
 
@@ -156,11 +159,13 @@ def scheduled_annual(tax_year: int | None = None, as_of: dt.date | None = None):
     hashed, tagged ``impcredit``, ``annual``, ``tax-year-<Y>``."""
     from flows.annual import annual_flow
     from transforms.reference.parameters import load_parameters
+    from transforms.runs.inputs import check_dated
     from transforms.settings import Settings
 
     year, day = _annual_when(tax_year, as_of)
     _env.name_flow_run(f"annual-{year}-as-of-{day}")  # the tags, at once
     try:
+        check_dated(day, today())  # an as_of after today decides nothing (spec section 7)
         inp, workdir, out = _setup()
     except _setup_errors() as exc:
         return _refused(exc)
@@ -180,11 +185,13 @@ def scheduled_quarterly(tax_year: int | None = None, quarter: int | None = None,
     from flows.fanout import with_task_runner
     from flows.quarterly import quarterly_flow
     from transforms.reference.parameters import load_parameters
+    from transforms.runs.inputs import check_dated
     from transforms.settings import Settings
 
     year, q, day = _quarter_when(tax_year, quarter, as_of)
     _env.name_flow_run(f"quarterly-{year}-q{q}-as-of-{day}")
     try:
+        check_dated(day, today(), run="a quarterly run (its estimates are recorded)")
         inp, workdir, out = _setup()
         if not isinstance(out, Path):
             raise SetupError(f"IMPCREDIT_OUT is {out}: the quarterly estimates are written to a local folder (only "

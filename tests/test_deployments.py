@@ -9,7 +9,8 @@ triggered with `prefect deployment run`. Real processes, no mocks; one server fo
   writes; its flow run is named by the run id and tagged;
 - the docs' quarterly example (`--param quarter=2`, a year the submission has no request for)
   COMPLETES, and its logs and artifact say so, naming the year and what the submission holds;
-  an annual run of a year without application FAILS, as it did;
+  an annual run of a year without application FAILS, as it did, and one dated after today FAILS in
+  one line having read nothing;
 - serve.py refuses to serve over the worker's deployments (which keep their pull step), and the
   deployments freeze no input or workdir.
 """
@@ -213,6 +214,17 @@ def test_an_annual_run_without_application_fails(server, keyed):
     run = server.run(ANNUAL, "tax_year=2022", "as_of=2023-07-01")
     assert run["state"]["type"] == "FAILED", run["state"]
     assert "no application for tax year 2022" in run["state"]["message"], run["state"]["message"]
+
+
+def test_an_annual_run_dated_after_today_fails_in_one_line_having_read_nothing(server, keyed):
+    """Spec section 7: a decision is never dated in the future (a typo of the year)."""
+    t = dt.date.today()
+    day = dt.date(t.year + 2, t.month, min(t.day, 28))
+    run = server.run(ANNUAL, "tax_year=2023", f"as_of={day}")
+    message = run["state"]["message"]
+    assert run["state"]["type"] == "FAILED", run["state"]
+    assert f"--as-of {day} is after today" in message and "\n" not in message, message
+    assert server.children(run["id"]) == []  # refused before anything was read
 
 
 def test_serve_refuses_the_worker_deployments_which_freeze_nothing(server):

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from flows import _env, api
-from flows.cli import common
+from flows.cli import common, dates
 
 
 def _print_quarterly(s) -> None:
@@ -44,9 +44,10 @@ def quarterly(
     profiles: Annotated[Path | None, typer.Option("--profiles", help=common.PROFILES_HELP, metavar="DIR")] = None,
 ) -> None:
     """Quarterly estimates (spec 9): projected credits, installment shares, cap pressure; allocates nothing."""
+    as_of_date = dates.parse_date(as_of, "--as-of")
+    dates.dated(as_of_date, run="a quarterly run (its estimates are recorded)")  # spec section 7
     cfg, _ = common.use_profiles(profiles)
     common.show_stages()
-    as_of_date = common.parse_date(as_of, "--as-of")
     if quarter not in (1, 2, 3, 4):
         common.fail(f"--quarter must be 1, 2, 3 or 4, not {quarter}")
     common.check_run_args(input)

@@ -101,7 +101,8 @@ HELD_NEXT = {"agency": "add the employer's UI/DI rates to employer_rates.csv: th
 def _held_line(r: dict) -> str:
     """One reason a held application is held, short: its file and line, or its figure, or the gap."""
     if r["source"] == "agency":
-        return "no UI/DI rates in employer_rates.csv for a rate year its tax period needs"
+        years = r.get("rate_years") or "a rate year"
+        return f"no UI/DI rates in employer_rates.csv for {years}, which its tax period needs"
     if r["source"] == "declared_totals":
         return f"{r['employee_id']} {r['figure']}: declared {r['declared']:,.2f}, read {r['read']:,.2f}"
     where = f"{r['file']}:{r['line']} {r['columns'] or ''}".strip() if r["line"] is not None else f"{r['file']} (every line)"

@@ -34,13 +34,14 @@ from transforms.outputs import (
 )
 from transforms.reference.parameters import Parameters
 from transforms.rules.engine import CreditInputs, CreditResult, compute_credits, employee_output
-from transforms.runs.holding import holds, reconciliation_counts
+from transforms.runs.holding import agency_only, holds, reconciliation_counts
 from transforms.runs.inputs import (
     NothingToDecide,
     RunError,
     RunInputs,
     SubmissionIncomplete,
     check_complete,
+    check_dated,
     check_files_read,
     check_tax_year,
     first_tax_year,
@@ -284,7 +285,7 @@ def write_run_products(ctx: RunContext, con, staging: PendingOutputs, decisions:
 def commit(ctx: RunContext, con, decisions: Decisions, summary: RunSummary, employee_years: pl.DataFrame) -> None:
     """The run's ledger rows in one transaction (the cap checked inside it)."""
     record = run_record(summary, started_at=ctx.started_at, settings=ctx.settings, params=ctx.params,
-                        staged=ctx.staged, quarter=ctx.quarter, invoked_at=ctx.invoked_at)
+                        staged=ctx.staged, quarter=ctx.quarter, invoked_at=ctx.invoked_at, agency_held=agency_only(ctx.held))
     failpoints.hit("outputs_written")
     released = [a for a in acts.pending_releases(con) if a in set(decisions.new.get_column("application_id").to_list())]
     confirmed = None
@@ -336,6 +337,7 @@ __all__ = [
     "RunError",
     "SubmissionIncomplete",
     "check_complete",
+    "check_dated",
     "check_files_read",
     "check_tax_year",
     "code_version",

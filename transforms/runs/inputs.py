@@ -1,6 +1,6 @@
 """The inputs of a run: the submission staged through ingest into the lake, and the checks that
 stop a run before it decides anything (an incomplete submission, a file that could not be read,
-a tax year without applications or before the program).
+a tax year without applications or before the program, a decision dated after today).
 """
 
 from __future__ import annotations
@@ -326,6 +326,16 @@ def holdings(staged: RunInputs, as_of: dt.date) -> str:
 def first_tax_year(params: Parameters) -> int:
     """The first tax year of the credit (program.first_tax_year, an open-ended constant)."""
     return int(params.value("program.first_tax_year", dt.date(9999, 12, 31)))
+
+
+def check_dated(as_of: dt.date, today: dt.date, *, option: str = "--as-of", run: str = "a run that decides",
+                note: str = "") -> None:
+    """Spec section 7: a run that decides (annual, a rerun; quarterly estimates) is dated on or
+    before the day it runs. ``today``: New Jersey's date, given by the caller (``flows.settings.today``).
+    ``RunError`` naming ``option`` when ``as_of`` is after it; a what-if may look ahead."""
+    if as_of > today:
+        raise RunError(f"{option} {as_of}{note} is after today ({today}, New Jersey time): {run} is dated on or before "
+                       "the day it runs; give today's date or an earlier one (impcredit whatif may look ahead)")
 
 
 def check_tax_year(applications: pl.LazyFrame | pl.DataFrame, tax_year: int, as_of: dt.date, first_year: int, *,
