@@ -180,7 +180,7 @@ def by_file(held: pl.DataFrame, named: dict[str, dict]) -> pl.DataFrame:
         pl.col("__path").first().alias("file"), pl.col("rules").unique().sort().str.join(";").alias("rules"),
         pl.col("__why").first().alias("messages"))
     said = said.with_columns(pl.lit("input").alias("source"), *[pl.lit(None, dtype=HELD_SCHEMA[c]).alias(c) for c in (
-        "line", "columns", "employee_id", "figure", "declared", "read", "source_sheet")]).select(list(HELD_SCHEMA))
+        "line", "columns", "employee_id", "figure", "declared", "read", "source_sheet", "rate_years")]).select(list(HELD_SCHEMA))
     return pl.concat([held.filter(~whole), said.cast(HELD_SCHEMA)]).sort("application_id", "file", "line", nulls_last=False)
 
 
