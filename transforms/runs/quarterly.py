@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import polars as pl
 
@@ -52,6 +53,18 @@ def latest_completed_quarter(on: dt.date) -> tuple[int, int]:
         if quarter_end(on.year, q) <= on:
             return on.year, q
     return on.year - 1, 4
+
+
+def estimate_folder(root: Path, tax_year: int, quarter: int, as_of: dt.date) -> Path:
+    """A quarterly run's own folder under ``root``: ``<tax year>/q<q>-as-of-<date>``. Never an
+    earlier run's: when that folder holds a published run (its ``manifest.json``), the next run of
+    the same quarter and date writes ``...-2``, ``...-3``."""
+    base = root / str(tax_year) / f"q{quarter}-as-of-{as_of.isoformat()}"
+    path, n = base, 1
+    while (path / "manifest.json").exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path
 
 
 def _split_reasons(s: str) -> list[str]:
