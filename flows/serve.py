@@ -39,14 +39,15 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from flows import _env  # noqa: E402, I001  (before prefect: sets PREFECT_HOME)
-from flows import catchup  # noqa: E402
-from flows.dating import scheduled_date  # noqa: E402
 
-_env.for_deployment()  # before prefect: its runs log at INFO
+_env.for_deployment()  # before prefect: its runs log at INFO and send heartbeats
 
 from prefect import flow, get_run_logger  # noqa: E402
 from prefect.schedules import Cron  # noqa: E402
 from prefect.states import Failed  # noqa: E402
+
+from flows import catchup  # noqa: E402  (imports prefect)
+from flows.dating import scheduled_date  # noqa: E402
 
 TIMEZONE = "America/New_York"
 ANNUAL_CRON = "0 6 1 7 *"

@@ -192,3 +192,19 @@ def test_a_deployments_flow_runs_send_heartbeats(monkeypatch):
     monkeypatch.setenv("PREFECT_FLOWS_HEARTBEAT_FREQUENCY", "30")  # an operator's interval stands
     _env.for_deployment()
     assert os.environ["PREFECT_FLOWS_HEARTBEAT_FREQUENCY"] == "30"
+
+
+def test_the_serving_process_beats_and_logs_at_info_from_its_first_prefect_import():
+    """``flows.serve`` sets the deployment's Prefect environment before anything imports Prefect
+    (an import of ``flows.catchup`` first would freeze Prefect's settings at WARNING and 180 s)."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("PREFECT_LOGGING_LEVEL", "PREFECT_FLOWS_HEARTBEAT_FREQUENCY",
+                                                            "PREFECT_RUNNER_HEARTBEAT_FREQUENCY")}
+    code = ("import flows.serve\nfrom prefect.settings import get_current_settings\n"
+            "s = get_current_settings()\nprint(s.logging.level, s.flows.heartbeat_frequency)")
+    r = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.stdout.split() == ["INFO", "60"], r.stdout + r.stderr
