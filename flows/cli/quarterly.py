@@ -35,7 +35,7 @@ def quarterly(
     tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year to estimate.", metavar="YEAR")],
     quarter: Annotated[int, typer.Option("--quarter", help="Quarter 1-4: data through Mar 31, Jun 30, Sep 30, Dec 31.", metavar="1-4")],
     as_of: Annotated[str | None, typer.Option("--as-of", help="As-of date (default today): applications received by then.", metavar="YYYY-MM-DD")] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Output folder (default data/out/quarterly/<year>-Q<q>).", metavar="DIR")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Output folder (default data/out/quarterly/<year>/q<q>-as-of-<date>, a new one per run).", metavar="DIR")] = None,
     workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.", metavar="DIR")] = common.DATA / "work",
     batches: Annotated[int, typer.Option("--batches", help="Employer batches to compute in parallel.", metavar="N")] = 1,
     dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP, metavar="ADDRESS")] = None,
@@ -53,7 +53,9 @@ def quarterly(
     common.check_run_args(input)
     common.local_dir(workdir, "--workdir", ledger=True)
     common.local_dir(out, "--out")
-    out_dir = out or common.DATA / "out" / "quarterly" / f"{tax_year}-Q{quarter}"
+    from transforms.runs.quarterly import estimate_folder
+
+    out_dir = out or estimate_folder(common.DATA / "out" / "quarterly", tax_year, quarter, as_of_date)
     with common.dask_cluster(workers, dask_address) as address:
         # the estimates stage into a temporary local lake: ingested on the cluster when it is this
         # machine's (--workers); a cluster elsewhere computes the estimates only
