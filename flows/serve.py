@@ -48,6 +48,7 @@ from prefect.states import Failed  # noqa: E402
 
 from flows import catchup  # noqa: E402  (imports prefect)
 from flows.dating import scheduled_date  # noqa: E402
+from flows.settings import today  # noqa: E402
 
 TIMEZONE = "America/New_York"
 ANNUAL_CRON = "0 6 1 7 *"
