@@ -95,9 +95,7 @@ def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Pat
     flush()
     struct_lines = [e.line for e in st.structural]
     ragged = dict(st.ragged)
-    for line, cells in ragged.items():
-        work.quarantine.append(dict(source_sheet=st.sheet, source_line=line, employer_id=sole, rules="field_count",
-                                    messages=f"{len(cells)} fields", cells=json.dumps([mask_value(c) for c in cells], ensure_ascii=False)))
+    _quarantine_ragged(work, st, ragged, sole)
 
     frame = st.staged.filter(~pl.col("__line").is_in(struct_lines)) if struct_lines else st.staged
     text = st.text.filter(~pl.col("__line").is_in(struct_lines)) if struct_lines else st.text
@@ -142,6 +140,15 @@ def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Pat
     quarantine_rows(work, st, list(bad), bad, None)
     passed = frame.filter(~pl.col("__line").is_in(list(bad))) if bad else frame
     work.passed.append(held(passed, work.index))
+
+
+def _quarantine_ragged(work: FileWork, st: StagedTable, ragged: dict, sole: str | None) -> None:
+    """The lines of the wrong width, and those a quote left open spans (``quotes.py``), quarantined."""
+    open_quote = {e.line: e.message for e in st.structural if e.rule == "open_quote"}
+    for line, cells in ragged.items():
+        rule, said = ("open_quote", open_quote[line]) if line in open_quote else ("field_count", f"{len(cells)} fields")
+        work.quarantine.append(dict(source_sheet=st.sheet, source_line=line, employer_id=sole, rules=rule,
+                                    messages=said, cells=json.dumps([mask_value(c) for c in cells], ensure_ascii=False)))
 
 
 def read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, docs_dir: Path | None, engine: str) -> None:

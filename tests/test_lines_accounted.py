@@ -1,0 +1,142 @@
+"""Every physical line of a file accounted for (issue 41 parts 2 and 8; spec section 1, "Payroll as
+employers' systems write it"): a quote left open in a payroll cell makes each line it would carry
+into one cell a line not read, named, and those lines hold the applications they could belong to;
+a UTF-8 file with one line saved as Windows-1252 is read as UTF-8 but that line (``Café`` stays
+``Café`` on the notice, the certificate and the Division's award file); the lines of a file are
+those read, rejected and passed over; a workbook whose tabs repeat the same lines is one line."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from transforms.award import ledger
+from transforms.pii import demo_key
+from transforms.reference.parameters import load_parameters
+from transforms.runs import annual as steps
+from transforms.settings import Settings
+from transforms.synthetic.generate import generate_submission
+
+KEY = demo_key()
+PARAMS = load_parameters()
+AS_OF = dt.date(2024, 7, 1)
+
+
+def run(sub: Path, work: Path, out: Path, products: bool = False) -> pl.DataFrame:
+    """awards.csv of an annual run of tax year 2023 (the steps, no Prefect)."""
+    staged = steps.stage_inputs(sub, work, KEY)
+    result = steps.compute(staged.frames, 2023, AS_OF, PARAMS, Settings())
+    steps.decide_and_commit(steps.RunContext(
+        kind="annual", run_id=steps.new_run_id("annual", 2023, staged.inputs_sha256), tax_year=2023, as_of=AS_OF,
+        params=PARAMS, settings=Settings(), workdir=work, out_dir=out, staged=staged, result=result,
+        started_at=ledger.now_utc(), with_products=products))
+    return pl.read_csv(out / "awards.csv", infer_schema=False)
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lines")
+    sub = root / "canonical"
+    generate_submission(sub, employers=12, seed=31, tax_year=2023, groups_and_fiscal=False)
+    rates = pl.read_csv(sub / "employer_rates.csv", infer_schema=False)  # no agency gap holds anything here
+    every = rates.select("employer_id").unique().join(rates.select("rate_year_start").unique(), how="cross")
+    missing = every.join(rates, on=["employer_id", "rate_year_start"], how="anti").with_columns(
+        pl.lit("0.0280").alias("ui_rate"), pl.lit("0.0050").alias("di_rate"))
+    pl.concat([rates, missing.select(rates.columns)]).write_csv(sub / "employer_rates.csv")
+    right = run(sub, root / "w_right", root / "o_right")
+    assert (right["status"] == "APPROVED").sum() >= 2
+    return {"root": root, "sub": sub, "right": right}
+
+
+def copy(base, name: str) -> Path:
+    dst = base["root"] / name
+    shutil.copytree(base["sub"], dst)
+    return dst
+
+
+def test_a_quote_left_open_holds_the_applications_of_the_lines_it_would_hide(base):
+    """A stray ``"`` opening the last cell of a payroll line: today the line is one huge cell
+    (one reject) and the applications of every line below it are decided on what is left."""
+    root = base["root"]
+    right = base["right"]
+    approved = right.filter(pl.col("status") == "APPROVED")
+    sub = copy(base, "open_quote")
+    (pay,) = sorted((sub / "payroll").glob("*.csv"))
+    lines = pay.read_text().splitlines(keepends=True)
+    # the quote opens on the second line of an approved applicant's lines: the rest of the file hidden
+    employer = approved["employer_id"][0]
+    at = next(i for i, ln in enumerate(lines) if ln.startswith(employer + ",")) + 1  # 0-based: physical line at + 1
+    assert lines[at].startswith(employer + ",")
+    cells = lines[at].rstrip("\n").split(",")
+    cells[-1] = '"' + cells[-1]
+    lines[at] = ",".join(cells) + "\n"
+    pay.write_text("".join(lines))
+    rows = pl.read_csv(base["sub"] / "payroll" / pay.name, infer_schema=False)
+    read, hidden = rows.head(at - 1), rows.slice(at - 1)  # physical lines 2..at, and at + 1 to the end
+    # the applications of the employers the file's lines read name, whose lines the quote hides
+    both = set(read["employer_id"]) & set(hidden["employer_id"])
+    touched = right.filter(pl.col("employer_id").is_in(list(both)))["application_id"].to_list()
+    assert approved.filter(pl.col("application_id").is_in(touched)).height >= 1
+
+    awards = run(sub, root / "w_quote", root / "o_quote")
+    status = dict(awards.select("application_id", "status").iter_rows())
+    assert {status[a] for a in touched} == {"HELD"}, status
+    rejects = pl.read_csv(root / "o_quote" / "rejects.csv", infer_schema=False)
+    mine = rejects.filter(pl.col("file") == f"payroll/{pay.name}")
+    assert mine["rule"].unique().to_list() == ["open_quote"]
+    assert sorted(int(x) for x in mine["line"]) == list(range(at + 1, len(lines) + 1))  # every line named
+    first = mine.filter(pl.col("line") == str(at + 1))["message"][0]
+    assert first.startswith(f"employer_taxes: a quote opened in this cell is not closed on its line: it would carry "
+                            f"lines {at + 2} to {len(lines)} into one cell")
+    held = pl.read_csv(root / "o_quote" / "held.csv", infer_schema=False)
+    assert set(held.filter(pl.col("rules") == "open_quote")["application_id"]) >= set(touched)
+
+
+def test_a_quoted_cell_holding_line_breaks_is_still_one_cell(tmp_path):
+    """A note over three lines, its quote closed, in a record of the header's width: read (as before)."""
+    from transforms.ingest.read.readers import read_delimited
+
+    t = read_delimited('a,b,c\n1,"first\nsecond, third",3\n4,5,6\n', ",")
+    assert t.frame.get_column("__line").to_list() == [2, 4] and not t.unread and not t.ragged
+    t = read_delimited('a,b,c\n1,"x,2,3\n4,5,6\n7,8,9\n', ",")
+    assert t.frame.height == 0 and sorted(t.unread) == [2, 3, 4]
+    t = read_delimited('a,b,c\n"1,2,3\n4,5,6\n7,8"9,0\n1,1,1\n', ",")  # closed by another stray quote
+    assert t.frame.get_column("__line").to_list() == [5] and sorted(t.unread) == [2, 3, 4]
+
+
+def test_one_windows_1252_line_leaves_every_other_name_as_written(base):
+    sub = copy(base, "cp1252_line")
+    first, second = base["right"].filter(pl.col("status") == "APPROVED")["application_id"].head(2)
+    text = (sub / "applications.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    out = []
+    for line in text:
+        if line.startswith(first + ","):
+            cells = line.split(",")
+            cells[2] = "Café Niño LLC"
+            line = ",".join(cells)
+        if line.startswith(second + ","):
+            cells = line.split(",")
+            cells[2] = "Señor Peño's Cantina"
+            out.append(",".join(cells).encode("cp1252"))
+            continue
+        out.append(line.encode("utf-8"))
+    (sub / "applications.csv").write_bytes(b"".join(out))
+    root = base["root"]
+    awards = run(sub, root / "w_enc", root / "o_enc", products=True)
+    names = (root / "o_enc" / "taxation" / "award_file.csv").read_text(encoding="utf-8")
+    assert "Ã" not in names and "Â" not in names
+    assert awards.filter(pl.col("application_id").is_in([first, second]))["status"].to_list() == ["APPROVED"] * 2
+    assert "Café Niño LLC" in names and "Señor Peño's Cantina" in names
+    notice = (root / "o_enc" / "notices" / f"{first}.html").read_text(encoding="utf-8")
+    assert "Café Niño LLC" in notice and "CafÃ©" not in notice
+    assert "Señor Peño" in (root / "o_enc" / "notices" / f"{second}.html").read_text(encoding="utf-8")
+    certs = sorted((root / "o_enc" / "certificates").glob(f"*{first}.html")) + sorted(
+        (root / "o_enc" / "certificates").glob(f"*{second}.html"))
+    assert len(certs) == 2
+    for cert in certs:
+        page = cert.read_text(encoding="utf-8")
+        assert ("Café Niño LLC" in page or "Señor Peño" in page) and "Ã" not in page
