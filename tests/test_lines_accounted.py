@@ -8,6 +8,7 @@ those read, rejected and passed over; a workbook whose tabs repeat the same line
 from __future__ import annotations
 
 import datetime as dt
+import re
 import shutil
 from pathlib import Path
 
@@ -140,3 +141,81 @@ def test_one_windows_1252_line_leaves_every_other_name_as_written(base):
     for cert in certs:
         page = cert.read_text(encoding="utf-8")
         assert ("Café Niño LLC" in page or "Señor Peño" in page) and "Ã" not in page
+
+
+def test_a_workbook_whose_tabs_repeat_the_same_lines_reads_the_first_copy(tmp_path):
+    """Two tabs of one pay run, the same lines, read by a profile naming both (``sheets: {read:
+    [...]}``): was ``internal error: IndexError`` (the run's exact-copy rule took the same line of
+    the two tabs for one row, and the file read again for its cells lacked its folder's employer).
+    Now the first tab is read and the second tab's lines are exact copies of it, each named."""
+    from tests.test_profile_keys import TRANSPOSED, expected, profiles, read_payroll, run_tab
+    from tests.test_unread_tables import EMPLOYER, submission, workbook
+    from transforms.ingest import ingest_folder
+    from transforms.ingest.read.profile_files import load_profiles
+
+    layouts = load_profiles(profiles(tmp_path, TRANSPOSED))
+    sub = submission(tmp_path / "sub")
+    workbook(sub / "payroll" / EMPLOYER / "register.xlsx",
+             {"Run 2023-01-06": run_tab("01/06/2023"), "Run 2023-01-06 (copy)": run_tab("01/06/2023")})
+    report = ingest_folder(sub, tmp_path / "w", KEY, layouts=layouts)
+    (rec,) = [f for f in report.files if f.dataset == "payroll"]
+    assert (rec.status, rec.rows_read, rec.rows_accepted, rec.rows_rejected) == ("partial", 4, 2, 2), rec
+    rejects = report.rejects.filter(pl.col("file").str.contains("register.xlsx"))
+    assert sorted(rejects.select("file", "line", "rule", "message").rows()) == [
+        (f"payroll/{EMPLOYER}/register.xlsx[Run 2023-01-06 (copy)]", line, "duplicate_row",
+         f"exact duplicate of line {line} of payroll/{EMPLOYER}/register.xlsx[Run 2023-01-06]") for line in (2, 3)]
+    assert read_payroll(tmp_path / "w") == {k: v for k, v in expected().items() if k[1] == "2023-01-06"}
+
+
+HEADER = "employer_id,employee_id,ssn,period_start,period_end,hours,gross_wages,employer_taxes\n"
+
+
+def _row(m: int, employer: str = "100000001") -> str:
+    return f"{employer},E{m},900-11-00{m:02d},2023-0{m}-01,2023-0{m}-28,120.50,1807.50,197.92\n"
+
+
+@pytest.mark.parametrize("name, text, counts", [
+    # lines, read, rejected, passed over
+    ("blanks.csv", "\n" + HEADER + _row(1) + "\n" + _row(2) + "  \n" + _row(3) + "\n", (8, 3, 0, 5)),
+    ("open_quote.csv", HEADER + _row(1) + _row(2).replace(",1807.50", ',"1807.50') + _row(3) + _row(4), (5, 1, 3, 1)),
+    ("open_quote_closed.csv", HEADER + _row(1) + _row(2).replace(",E2", ',"E2') + _row(3).replace("E3,", 'E3",')
+     + _row(4) + _row(5), (6, 3, 2, 1)),
+    ("quoted_note.csv", HEADER.replace("\n", ",notes\n") + _row(1).replace("\n", ',"a note\nover two lines"\n')
+     + _row(2).replace("\n", ",\n"), (4, 2, 0, 2)),
+])
+def test_every_line_of_a_file_is_read_rejected_or_passed_over(tmp_path, name, text, counts):
+    from transforms.ingest import ingest_folder
+
+    (tmp_path / "in" / "payroll").mkdir(parents=True)
+    (tmp_path / "in" / "payroll" / name).write_text(text)
+    report = ingest_folder(tmp_path / "in", tmp_path / "wd", KEY)
+    (rec,) = report.files
+    assert (rec.lines, rec.rows_accepted, rec.rows_rejected, rec.passed_over) == counts, rec
+    assert rec.lines == rec.rows_accepted + rec.rows_rejected + rec.passed_over
+    assert f"{counts[0]} lines: {counts[1]} read, {counts[2]} rejected, {counts[3]} passed over" in report.summary()
+    if "open_quote" in name:
+        assert set(report.rejects["rule"]) == {"open_quote"}
+    if name == "blanks.csv":
+        assert "4 blank line(s) passed over" in rec.message
+
+
+@pytest.mark.parametrize("fmt", ["csv", "xlsx"])
+def test_a_report_with_a_title_and_totals_lines_accounts_for_them(tmp_path, fmt):
+    """A Gusto custom report (a title and its time period above the header, a subtotal per payroll,
+    a grand total): every line is a row read or a line passed over, and the file's message says them."""
+    from tests.fixtures.exports import gusto_custom_report as gusto
+    from transforms.ingest import ingest_folder
+    from transforms.ingest.read import bytecount
+    from transforms.ingest.read.workbooks import read_workbook
+
+    sub = gusto.write_submission(tmp_path / "sub", fmt)
+    (path,) = sorted((sub / "payroll").rglob(f"*.{fmt}"))
+    report = ingest_folder(sub, tmp_path / "wd", KEY)
+    (rec,) = [f for f in report.files if f.dataset == "payroll"]
+    physical = (bytecount.lines(path.read_bytes()) if fmt == "csv"
+                else sum(len(s.records) for s in read_workbook(path)))
+    assert rec.lines == physical and rec.rows_rejected == 0 and rec.rows_accepted > 0
+    assert rec.lines == rec.rows_accepted + rec.rows_rejected + rec.passed_over
+    said = dict((what, int(n)) for n, what in re.findall(r"(\d+) (preamble|totals|blank) line", rec.message))
+    assert said["preamble"] >= 1 and said["totals"] >= 1, rec.message
+    assert rec.passed_over == 1 + sum(said.values()), rec.message  # the header, and what the message says

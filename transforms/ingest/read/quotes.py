@@ -29,19 +29,22 @@ def records(text: str, delimiter: str, reached: list[int]):
 def open_quote(rec: list[str], span: list[str], width: int, delimiter: str) -> int | None:
     """The cell of a record of several physical lines (``span``) where a quote opened and not
     closed on its line carries the lines after it into one cell (spec section 1): the record is not
-    of the header's ``width`` (but for empty trailing cells), or its quotes are not those of a
-    well-formed cell (never closed, text after the closing quote). None for a record of one line,
-    or a quoted cell that holds line breaks in a record of the right width (a note, an address)."""
+    of the header's ``width`` (but for empty trailing cells), its quotes are not those of a
+    well-formed cell (never closed, text after the closing quote), or a cell over several lines
+    holds a line's worth of cells (as many delimiters as a line has: a second stray quote in the
+    same column closed it). None for a record of one line, or a quoted cell that holds line breaks
+    and less than a line of cells in a record of the right width (a note, an address)."""
     if len(span) < 2:
         return None
+    multi = [i for i, c in enumerate(rec) if "\n" in c or "\r" in c]
     cells = rec[:width] if len(rec) > width and not any(c.strip() for c in rec[width:]) else rec
-    if len(cells) == width:
+    if len(cells) == width and all(rec[i].count(delimiter) < max(1, width - 1) for i in multi):
         try:
             list(csv.reader(span, delimiter=delimiter, quotechar='"', strict=True))
             return None
         except csv.Error:
             pass
-    return next((i for i, c in enumerate(rec) if "\n" in c or "\r" in c), len(rec) - 1)
+    return multi[0] if multi else len(rec) - 1
 
 
 def unread_lines(start: int, span: list[str], column: str, delimiter: str) -> dict[int, tuple[str, list[str]]]:
