@@ -126,7 +126,12 @@ def test_one_windows_1252_line_leaves_every_other_name_as_written(base):
             continue
         out.append(line.encode("utf-8"))
     (sub / "applications.csv").write_bytes(b"".join(out))
+    cp_line = 1 + next(i for i, b in enumerate(out) if b.startswith(second.encode()))
     root = base["root"]
+    from transforms.ingest import ingest_folder
+
+    (rec,) = [f for f in ingest_folder(sub, root / "w_enc_ingest", KEY).files if f.file == "applications.csv"]
+    assert f"read as utf-8, line {cp_line} as cp1252 (not valid UTF-8)" in rec.message and rec.rows_rejected == 0
     awards = run(sub, root / "w_enc", root / "o_enc", products=True)
     names = (root / "o_enc" / "taxation" / "award_file.csv").read_text(encoding="utf-8")
     assert "Ã" not in names and "Â" not in names
@@ -219,3 +224,25 @@ def test_a_report_with_a_title_and_totals_lines_accounts_for_them(tmp_path, fmt)
     said = dict((what, int(n)) for n, what in re.findall(r"(\d+) (preamble|totals|blank) line", rec.message))
     assert said["preamble"] >= 1 and said["totals"] >= 1, rec.message
     assert rec.passed_over == 1 + sum(said.values()), rec.message  # the header, and what the message says
+
+
+def test_a_quote_left_open_in_a_report_is_lines_not_read(tmp_path):
+    """The report route (a title above the header, subtotals): a stray quote opening a cell of
+    line 21, closed by the quotes of a later cell, makes lines 21 to 23 lines not read, each named."""
+    from tests.fixtures.exports import gusto_custom_report as gusto
+    from transforms.ingest import ingest_folder
+
+    sub = gusto.write_submission(tmp_path / "sub", "csv")
+    (path,) = sorted((sub / "payroll").rglob("*.csv"))
+    lines = path.read_bytes().split(b"\n")
+    cells = lines[20].split(b",")
+    cells[1] = b'"' + cells[1]
+    lines[20] = b",".join(cells)
+    path.write_bytes(b"\n".join(lines))
+    report = ingest_folder(sub, tmp_path / "wd", KEY)
+    (rec,) = [f for f in report.files if f.dataset == "payroll"]
+    quoted = report.rejects.filter(pl.col("rule") == "open_quote")
+    assert quoted["line"].to_list() == [21, 22, 23]
+    assert quoted["message"][0].startswith("Pay period start: a quote opened in this cell is not closed on its line: "
+                                           "it would carry lines 22 to 23 into one cell")
+    assert rec.lines == rec.rows_accepted + rec.rows_rejected + rec.passed_over and rec.lines == len(lines) - 1
