@@ -11,9 +11,6 @@ from pathlib import Path
 import polars as pl
 
 from transforms.ingest.plan import Plan
-from transforms.ingest.read import bytecount
-from transforms.ingest.read import readers as rd
-from transforms.ingest.read import workbooks as wbk
 from transforms.ingest.report import REJECT_SCHEMA, FileRecord, IngestReport
 from transforms.ingest.store import lake as lk
 from transforms.ingest.store import lake_verify as lake_check
@@ -70,21 +67,6 @@ def file_record(w: FileWork, n_acc: int, mine: list[dict]) -> FileRecord:
     return FileRecord(w.rel, w.dataset, w.profile, w.sha, w.rows_read, n_acc, n_rej, status, "; ".join(msg))
 
 
-def physical_lines(path: Path | None) -> tuple[int | None, int]:
-    """(lines, blank lines) of a file read (spec section 1: every line accounted for): a text
-    file's physical lines, a workbook's rows that hold anything (every sheet's); None when it
-    cannot be read again."""
-    if path is None:
-        return None, 0
-    try:
-        if path.suffix.lower() in wbk.WORKBOOK_EXT:
-            return sum(len(s.records) for s in wbk.read_workbook(path)), 0
-        data = path.read_bytes()
-        return bytecount.lines(data), bytecount.blank_lines(data)
-    except (OSError, rd.FileUnreadable):
-        return None, 0
-
-
 def named(accepted: dict[str, pl.DataFrame], works: list[FileWork]) -> dict[int, dict[str, list[str]]]:
     """The employer and application ids each file with a rejected line names (on its accepted
     rows and its readable rejected lines): a line whose own ids cannot be read holds the
@@ -113,7 +95,7 @@ def commit(lake: Path, manifest: dict, plan: Plan, parts_of: dict[str, list[str]
     manifest["ingest_seq"] = seq
     for w in works:
         rec = file_record(w, n_accepted.get(w.index, 0), [r for r in replaced if r["sha256"] == w.sha])
-        rec.lines, blanks = physical_lines(plan.paths.get(w.index))
+        rec.lines, blanks = w.lines, w.blank_lines  # counted where the file was read (``tasks.map_job``)
         rec.passed_over = None if rec.lines is None else rec.lines - rec.rows_accepted - rec.rows_rejected
         if blanks:
             rec.message = "; ".join(m for m in (rec.message, f"{blanks:,} blank line(s) passed over") if m)
