@@ -137,6 +137,11 @@ def test_one_windows_1252_line_leaves_every_other_name_as_written(base):
     assert "Ã" not in names and "Â" not in names
     assert awards.filter(pl.col("application_id").is_in([first, second]))["status"].to_list() == ["APPROVED"] * 2
     assert "Café Niño LLC" in names and "Señor Peño's Cantina" in names
+    # the run page counts each file's lines beside those read, rejected and passed over (the header)
+    n = len(out)
+    page = (root / "o_enc" / "index.html").read_text(encoding="utf-8")
+    assert (f'<tr><td>applications.csv</td><td class="num">{n}</td><td class="num">{n - 1}</td>'
+            f'<td class="num">0</td><td class="num">1</td></tr>') in page
     notice = (root / "o_enc" / "notices" / f"{first}.html").read_text(encoding="utf-8")
     assert "Café Niño LLC" in notice and "CafÃ©" not in notice
     assert "Señor Peño" in (root / "o_enc" / "notices" / f"{second}.html").read_text(encoding="utf-8")
