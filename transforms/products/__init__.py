@@ -107,7 +107,7 @@ def write_products(
 
 def write_index(staging_dir: Path, summary, *, decided_at: str, awards: pl.DataFrame | None = None,
                 history: pl.DataFrame | None = None, held: pl.DataFrame | None = None,
-                rejects: pl.DataFrame | None = None, freed: dict | None = None) -> Path:
+                rejects: pl.DataFrame | None = None, freed: dict | None = None, input_files: list | None = None) -> Path:
     """``index.html``: the run page (``run_page.write_run_page``); ``history`` names each
     application's certificate now (an amended one's latest)."""
     from transforms.products.notices import _certificates
@@ -119,7 +119,7 @@ def write_index(staging_dir: Path, summary, *, decided_at: str, awards: pl.DataF
                  if c > 0}
         certs.update({a: c["certificate_no"] for a, c in _certificates(history, awards).items()})
     return write_run_page(staging_dir, summary, decided_at=decided_at, awards=awards, certificates=certs, held=held,
-                          rejects=rejects, freed=freed)
+                          rejects=rejects, freed=freed, input_files=input_files)
 
 
 __all__ = [

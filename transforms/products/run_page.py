@@ -157,9 +157,10 @@ def _script_json(value) -> str:
 
 def write_run_page(staging_dir: Path, summary, *, decided_at: str, awards: pl.DataFrame | None = None,
                    certificates: dict[str, str] | None = None, held: pl.DataFrame | None = None,
-                   rejects: pl.DataFrame | None = None, freed: dict | None = None) -> Path:
+                   rejects: pl.DataFrame | None = None, freed: dict | None = None, input_files: list | None = None) -> Path:
     """``index.html`` of the run (see the module); ``freed``: the cap audit findings freed
-    (``finding_documents.freed_cap``)."""
+    (``finding_documents.freed_cap``); ``input_files``: the ingest's record of each file
+    (``report.FileRecord``), its lines counted beside those read, rejected and passed over."""
     from markupsafe import Markup
 
     from transforms.outputs import _walk_files
@@ -175,6 +176,7 @@ def write_run_page(staging_dir: Path, summary, *, decided_at: str, awards: pl.Da
     return render("index.html.j2", staging_dir / "index.html", r=summary, decided_at=decided_at,
                   changes=getattr(summary, "changes", []), groups=_file_groups(files), charts=charts,
                   cap_used=used, cap_share=min(1.0, used / summary.cap) if summary.cap else 0.0,
+                  input_files=[f for f in input_files or [] if f.lines is not None],
                   held_agency=held_agency, held_employer=held_employer, rejects_by_employer=by_employer, apps_json=Markup(_script_json(rows)), n_apps=len(rows), freed=freed,
                   explain=f"impcredit explain --tax-year {summary.tax_year} --employer EMPLOYER --employee EMPLOYEE "
                           "--out .")

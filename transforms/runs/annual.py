@@ -278,7 +278,8 @@ def write_run_products(ctx: RunContext, con, staging: PendingOutputs, decisions:
         manifest = json.loads(staging.path("manifest.json").read_text())
         write_json({**manifest, "documents": documents}, staging.path("manifest.json"))
         write_index(staging.dir, summary, decided_at=nj_time(ledger.now_utc()), awards=decisions.awards, history=history,
-                    held=ctx.held, rejects=staged.rejects, freed=freed)
+                    held=ctx.held, rejects=staged.rejects, freed=freed,
+                    input_files=getattr(staged.report, "files", None))
         s.say(f"{len(made) + 2:,} files (award file, certificates, notices, reports, awards.xlsx, index.html)")
 
 

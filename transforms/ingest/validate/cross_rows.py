@@ -70,7 +70,11 @@ def cross_row_rejects(dataset: str, rows: pl.DataFrame) -> pl.DataFrame:
 def _exact_duplicates(rows: pl.DataFrame, values: list[str]) -> pl.DataFrame:
     """Every later copy of a row (same values), pointing at the first copy (in ``__order``)."""
     rows = rows.sort("__order")
-    where = pl.format("line {} of {}", pl.col("source_line"), pl.col("source_file"))
+    file = pl.col("source_file")
+    if "source_sheet" in rows.columns:  # a workbook's line is a sheet's: file[sheet]
+        file = pl.when(pl.col("source_sheet").is_null()).then(file).otherwise(
+            pl.format("{}[{}]", file, pl.col("source_sheet")))
+    where = pl.format("line {} of {}", pl.col("source_line"), file)
     first = rows.with_columns(where.first().over(values, mapping_strategy="group_to_rows").alias("__first"))
     return first.filter(~pl.struct(values).is_first_distinct()).select(
         "__order", pl.lit("duplicate_row").alias("rule"), pl.lit(None, dtype=pl.String).alias("column"),

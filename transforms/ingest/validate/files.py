@@ -52,12 +52,16 @@ class FileScope:
                 acc[i] += v
 
 
-def held(passed: pl.DataFrame, index: int) -> pl.DataFrame:
-    """Rows that passed, as held until the whole run is validated: ``__order`` for ``__line``,
-    and the long repeated strings (a 64-character hash per row, the file name) as categoricals,
-    4 bytes a row instead of about 80 (0.8 GB at 10M rows)."""
+SHEET_BASE = 10_000_000  # a workbook's sheets: __order = file index * ORDER_BASE + sheet * SHEET_BASE + line
+
+
+def held(passed: pl.DataFrame, index: int, sheet: int = 0) -> pl.DataFrame:
+    """Rows that passed, as held until the whole run is validated: ``__order`` for ``__line``
+    (``sheet``: the table's place among a workbook's sheets, from 1, so that the same line of two
+    sheets is two rows), and the long repeated strings (a 64-character hash per row, the file
+    name) as categoricals, 4 bytes a row instead of about 80 (0.8 GB at 10M rows)."""
     return passed.drop("__line").with_columns(
-        (pl.lit(index, dtype=pl.Int64) * ORDER_BASE + pl.col("source_line")).alias("__order"),
+        (pl.lit(index * ORDER_BASE + sheet * SHEET_BASE, dtype=pl.Int64) + pl.col("source_line")).alias("__order"),
         *[pl.col(c).cast(pl.Categorical) for c in COMPACT if c in passed.columns],
     )
 
@@ -95,9 +99,7 @@ def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Pat
     flush()
     struct_lines = [e.line for e in st.structural]
     ragged = dict(st.ragged)
-    for line, cells in ragged.items():
-        work.quarantine.append(dict(source_sheet=st.sheet, source_line=line, employer_id=sole, rules="field_count",
-                                    messages=f"{len(cells)} fields", cells=json.dumps([mask_value(c) for c in cells], ensure_ascii=False)))
+    _quarantine_ragged(work, st, ragged, sole)
 
     frame = st.staged.filter(~pl.col("__line").is_in(struct_lines)) if struct_lines else st.staged
     text = st.text.filter(~pl.col("__line").is_in(struct_lines)) if struct_lines else st.text
@@ -141,7 +143,16 @@ def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Pat
     quarantine_rows(work, st, [ln for ln in struct_lines if ln not in ragged], {}, None)
     quarantine_rows(work, st, list(bad), bad, None)
     passed = frame.filter(~pl.col("__line").is_in(list(bad))) if bad else frame
-    work.passed.append(held(passed, work.index))
+    work.passed.append(held(passed, work.index, 0 if st.sheet is None else len(work.passed) + 1))
+
+
+def _quarantine_ragged(work: FileWork, st: StagedTable, ragged: dict, sole: str | None) -> None:
+    """The lines of the wrong width, and those a quote left open spans (``quotes.py``), quarantined."""
+    open_quote = {e.line: e.message for e in st.structural if e.rule == "open_quote"}
+    for line, cells in ragged.items():
+        rule, said = ("open_quote", open_quote[line]) if line in open_quote else ("field_count", f"{len(cells)} fields")
+        work.quarantine.append(dict(source_sheet=st.sheet, source_line=line, employer_id=sole, rules=rule,
+                                    messages=said, cells=json.dumps([mask_value(c) for c in cells], ensure_ascii=False)))
 
 
 def read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, docs_dir: Path | None, engine: str) -> None:
