@@ -213,6 +213,17 @@ def test_cells_are_compared_by_their_values():
         == ["123", "123", "123", "1230", "0", "A0012"]
 
 
+def test_a_column_of_few_values_and_one_of_many_are_compared_alike():
+    """A column repeating a few values is worked out once per value, one of many cell by cell:
+    the same values either way, and the table's own cells are left as written."""
+    few = pl.Series("c", [" 0.00", "1.30 ", "1/15/2023", "Shop A", None] * 40)
+    many = pl.Series("c", [*few.to_list(), *[f"{i}.10" for i in range(200)]])
+    got_few, got_many = compared(few, DATES, FMT), compared(many, DATES, FMT)
+    assert got_few.to_list() == ["0", "1.3", "2023-01-15", "Shop A", None] * 40
+    assert got_many.head(200).to_list() == got_few.to_list() and got_many[200] == "0.1" and got_many[-1] == "199.1"
+    assert few[0] == " 0.00" and many[1] == "1.30 " and many[-1] == "199.10"
+
+
 def _written(d: Decimal, zeros: int, lead: int, style: int) -> str:
     """``d`` as a person or a spreadsheet writes it: trailing and leading zeros, a sign, a
     currency sign, thousands separators, parentheses for a negative, spaces around."""
