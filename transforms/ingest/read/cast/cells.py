@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from transforms.ingest.read.cast.cell_values import compared
 from transforms.ingest.read.cast.parsing import (
     date_expr,
     number_expr,
@@ -88,6 +89,12 @@ class Cells:
         if (given & own.is_null()).any():
             own = distinct.select(date_expr(pl.col("v"), self.profile.date_formats)).to_series()
         return cells.replace_strict(distinct.get_column("v"), own, default=None, return_dtype=pl.Date)
+
+    def compared(self, col: str) -> pl.Expr:
+        """The cells of the table's column ``col`` (``c<pos>``) as two lines are compared by them
+        (``cell_values.compared``: numbers as numbers, dates as dates, text trimmed)."""
+        return self._kept(("value", col), lambda: compared(self.table.frame.get_column(col), self.profile.date_formats,
+                                                           self.profile.number))
 
     def txt(self, col: str) -> pl.Expr:
         if col not in self.field_col:
