@@ -97,6 +97,35 @@ def test_a_quote_left_open_holds_the_applications_of_the_lines_it_would_hide(bas
     assert set(held.filter(pl.col("rules") == "open_quote")["application_id"]) >= set(touched)
 
 
+def test_an_employer_all_of_whose_lines_a_quote_hides_is_held(base):
+    """The lines a quote left open would swallow still name their employer in their text (spec
+    section 7: every application of the employers named in the same file): an employer none of
+    whose lines is read, in a file of several employers with no folder, is held, not decided on nothing."""
+    root, right = base["root"], base["right"]
+    sub = copy(base, "open_quote_sorted")
+    (pay,) = sorted((sub / "payroll").glob("*.csv"))
+    head, *body = pay.read_text().splitlines(keepends=True)
+    body.sort(key=lambda ln: ln.split(",", 1)[0])  # one employer's lines together, employers in order
+    employers = list(dict.fromkeys(ln.split(",", 1)[0] for ln in body))
+    approved = set(right.filter(pl.col("status") == "APPROVED")["employer_id"])
+    cut = next(e for e in employers[1:-1] if e in approved)  # the quote opens on its first line
+    at = next(i for i, ln in enumerate(body) if ln.startswith(cut + ","))
+    cells = body[at].rstrip("\n").split(",")
+    cells[-1] = '"' + cells[-1]
+    body[at] = ",".join(cells) + "\n"
+    pay.write_text(head + "".join(body))
+    hidden = employers[employers.index(cut):]  # every line of these employers is hidden
+    awards = run(sub, root / "w_sorted", root / "o_sorted")
+    status = dict(awards.select("application_id", "status").iter_rows())
+    theirs = right.filter(pl.col("employer_id").is_in(hidden))
+    assert theirs.height >= 2 and {status[a] for a in theirs["application_id"]} == {"HELD"}, status
+    # the hidden lines name other employers than the one the lines read name: whose each is, is in
+    # doubt, so they hold every application of the file's employers (the first one's too)
+    assert {status[a] for a in right["application_id"]} == {"HELD"}
+    held = pl.read_csv(root / "o_sorted" / "held.csv", infer_schema=False).filter(pl.col("rules") == "open_quote")
+    assert set(held["application_id"]) == set(right["application_id"])
+
+
 def test_a_quoted_cell_holding_line_breaks_is_still_one_cell(tmp_path):
     """A note over three lines, its quote closed, in a record of the header's width: read (as before)."""
     from transforms.ingest.read.files.readers import read_delimited

@@ -149,10 +149,26 @@ def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Pat
 def _quarantine_ragged(work: FileWork, st: StagedTable, ragged: dict, sole: str | None) -> None:
     """The lines of the wrong width, and those a quote left open spans (``quotes.py``), quarantined."""
     open_quote = {e.line: e.message for e in st.structural if e.rule == "open_quote"}
+    at = next((i for i, (_, f) in enumerate(st.columns) if f == "employer_id"), None)
+    given = work.context.get("employer_id") if work.context is not None else None
     for line, cells in ragged.items():
         rule, said = ("open_quote", open_quote[line]) if line in open_quote else ("field_count", f"{len(cells)} fields")
-        work.quarantine.append(dict(source_sheet=st.sheet, source_line=line, employer_id=sole, rules=rule,
-                                    messages=said, cells=json.dumps([mask_value(c) for c in cells], ensure_ascii=False)))
+        # a line a quote hid still names its employer in its text: one of the employers the file
+        # names, whose applications it holds (spec section 7), never a value read
+        named = _named_employer(cells, at) if rule == "open_quote" else None
+        mine = sole if named is None or named == sole else None  # another employer's line: whose is in doubt
+        work.quarantine.append(dict(source_sheet=st.sheet, source_line=line, employer_id=mine, rules=rule,
+                                    messages=said, cells=json.dumps([mask_value(c) for c in cells], ensure_ascii=False),
+                                    **({"printed_employer": named} if named and named != given else {})))
+
+
+def _named_employer(cells: list[str], at: int | None) -> str | None:
+    """The 9 digits of an employer id written in a line's ``at``-th cell (``12-3456789`` or
+    ``123456789``, quotes and blanks around it dropped), else None."""
+    if at is None or at >= len(cells):
+        return None
+    digits = cells[at].strip().strip('"').strip().replace("-", "")
+    return digits if len(digits) == 9 and digits.isdigit() else None
 
 
 def read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, docs_dir: Path | None, engine: str) -> None:
