@@ -104,17 +104,16 @@ def _hours_minutes(c, source_file: str, headers: dict[str, str]) -> list[CellErr
     for f in profile.hours_fields:
         if f not in c.field_col:
             continue
-        header = c.header(f)
         col = f
-        headers.setdefault(col, header)
+        headers.setdefault(col, c.header(f))  # the reject names the column by its header
         cells = c.table.frame.select("__line", c.cell(f).alias("v"))
         if f in profile.units:
             errors += [CellError(source_file, line, col, value, "hours_minutes",
-                                 f"{col}: {value!r} in column '{header}' has {what}: hours and minutes (H:MM) "
+                                 f"{col}: {value!r} has {what}: hours and minutes (H:MM) "
                                  "take 0 to 59 minutes; the line is not read")
                        for line, value, what in durations.out_of_range(cells, "v")]
         else:
             errors += [CellError(source_file, line, col, value, "hours_minutes",
-                                 f"{col}: {value!r} in column '{header}' is {durations.hint(f, profile.name)}")
+                                 f"{col}: {value!r} is {durations.hint(f, profile.name)}")
                        for line, value in durations.written_so(cells, "v")]
     return errors

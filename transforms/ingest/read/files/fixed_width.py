@@ -15,7 +15,8 @@ the page's header: left out and counted.
 
 A cut that splits a value (text on both sides of it: ``1,04|0.00``) or text outside every column
 is never read half: the line keeps its cells here and, when it is a row of the table, it is
-rejected naming the columns (``split_errors``)."""
+rejected naming the columns (``split_errors``). With ``columns`` the heading line is the one whose
+headings are the columns' names, in order; it stands for them wherever it is repeated."""
 
 from __future__ import annotations
 
@@ -93,7 +94,7 @@ def _split(line: str, bounds, names: list[str]) -> str | None:
             right = next((names[j] for j, (x, _) in enumerate(bounds) if x == b), None)
             word = re.search(r"\S*$", line[:b]).group(0) + "|" + re.match(r"\S*", line[b:]).group(0)
             said.append(f"'{names[i]}'" + (f" and '{right}'" if right else " and the text after it")
-                        + f" split at character {b + 1} ({word!r})")
+                        + f" split before character {b + 1} ({word!r})")
         if i == 0 and a > 0 and line[:a].strip():
             said.append(f"text before '{names[0]}' (characters 1-{a})")
         if i and bounds[i - 1][1] is not None and bounds[i - 1][1] < a and line[bounds[i - 1][1]:a].strip():
@@ -115,12 +116,12 @@ def cut(profile, text: str, encoding: str) -> Cut | None:
             return None
         first, heads = got
     bounds, names = _bounds(spec, heads, [s for _, s, _ in lines[first + 1:]])
-    if spec.columns:
-        recs = [(n, [s[a:b].strip() for a, b in bounds]) for n, s, _ in lines if s.strip()]
-        found = hd.find_header_of(profile, recs[:profile.header_within])
-        if found is None:
+    if spec.columns:  # the heading line: the line whose headings are the columns' names
+        want = [n.strip().lower() for n in names]
+        first = next((k for k, (_, s, _) in enumerate(lines[:4 * profile.header_within])
+                      if [t.lower() for _, t in headings(s)] == want), None)
+        if first is None:
             return None
-        first = next(k for k, (n, _, _) in enumerate(lines) if n == recs[found.index][0])
     out = _walk(lines, first, bounds, names, spec)
     found = hd.find_header_of(profile, out.records[:profile.header_within + 1])
     if found is None:
@@ -147,9 +148,9 @@ def _walk(lines, first: int, bounds, names: list[str], spec) -> Cut:
                 out.page_headers += sum(1 for j in range(k, at) if lines[j][1].strip())
                 skip_to = at - 1
                 continue
-        cells = [line[a:b].strip() for a, b in bounds]
+        cells = list(names) if line.strip() == heading else [line[a:b].strip() for a, b in bounds]
         filled = {i for i, c in enumerate(cells) if c}
-        why = _split(line, bounds, names)
+        why = None if line.strip() == heading else _split(line, bounds, names)
         if cont and not page and prev_ok and out.records and filled <= cont and why is None:
             last = out.records[-1][1]
             for i in sorted(filled):
