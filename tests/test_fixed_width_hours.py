@@ -251,3 +251,49 @@ def test_the_profiles_load(tmp_path):
     assert got["printed_payroll_register"].fixed_width.cut == "heading"
     assert got["timeclock_payroll_summary"].units == {"hours": "h:mm"}
     shutil.rmtree(tmp_path)
+
+
+# --- the draft ----------------------------------------------------------------------------------
+
+def test_the_draft_of_a_printed_register_proposes_fixed_width_and_reads_it(tmp_path):
+    """``impcredit layouts draft PAYREG.PRN``: the lines align under a heading line, so the draft
+    proposes ``fixed_width: {cut: heading, continued: ["Employee"]}``, the page and report totals and
+    the rule under the headings as a note; unedited, with the shipped profile taken away, it reads
+    the register whole and decides as the canonical layout."""
+    from transforms.ingest.read.draft.draft import draft_profile, draft_yaml
+
+    s = printed.write_submission(tmp_path / "sub")
+    path = s / "payroll" / common.EMPLOYER / printed.FILE
+    text = draft_yaml(draft_profile(path, "payreg"))
+    assert 'fixed_width: {cut: heading, continued: ["Employee"]}' in text and "DOES NOT LOAD" not in text
+    assert '- {label: "page total", checks: [hours, gross_wages, employer_taxes], scope: since_last}' in text
+    assert "# GUESSED: a text printed in columns: cut at the heading line's columns" in text
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    (folder / "payreg.yaml").write_text(text, encoding="utf-8")
+    layouts = tuple(p for p in load_profiles(folder) if p.name != "printed_payroll_register")
+    got = lc.check_file(path, layouts=layouts)
+    assert got.read_whole and got.rows == len(common.PAYROLL), (got.problem, got.rejects[:3])
+    assert got.tables[0].profile == "payreg"
+
+
+@pytest.mark.parametrize("fmt", ["csv", "xlsx"])
+def test_the_draft_of_an_hours_and_minutes_summary_proposes_the_unit_and_reads_it(fmt, tmp_path):
+    """The draft of the time-and-attendance summary takes ``Total Hours`` (44:30, or the workbook's
+    durations) for hours with ``units: {hours: "h:mm"}`` and says so at its foot; unedited, with the
+    shipped profile taken away, it reads every line to the payroll's hours."""
+    from transforms.ingest.read.draft.draft import draft_profile, draft_yaml
+
+    (path,) = timeclock.write(tmp_path / "payroll" / common.EMPLOYER, fmt)
+    text = draft_yaml(draft_profile(path, "timesheet"))
+    assert 'units: {hours: "h:mm"}' in text and 'hours: ["Total Hours"]' in text and "DOES NOT LOAD" not in text
+    assert "# GUESSED: 'Total Hours' is written as hours and minutes (44:30 is 44.5 hours): read with units: " \
+           "{hours: h:mm}" in text
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    (folder / "timesheet.yaml").write_text(text, encoding="utf-8")
+    layouts = tuple(p for p in load_profiles(folder) if p.name != "timeclock_payroll_summary")
+    got = lc.check_file(path, layouts=layouts)
+    assert got.read_whole and got.rows == len(common.PAYROLL), (got.problem, got.rejects[:3])
+    staged = _staged(path, tmp_path, layouts)
+    assert staged.get_column("hours").to_list() == [float(c.hours) for c in common.PAYROLL]

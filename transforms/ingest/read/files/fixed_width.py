@@ -165,6 +165,33 @@ def _walk(lines, first: int, bounds, names: list[str], spec) -> Cut:
     return out
 
 
+def aligned(text: str, score, within: int = 60) -> tuple[Cut, list[str]] | None:
+    """A text whose lines align under a heading line (``impcredit layouts draft``): the cut at the
+    line among the first ``within`` whose headings ``score`` highest (at least 3: the fields they
+    reach) and the names of the columns whose text continues on the next line alone (a wrapped
+    name, at least twice); None when no line scores 3."""
+    from transforms.ingest.read.layouts.profile_parts import FixedWidth
+
+    lines = [x for x in page_lines(text) if x[1].strip() or x[2]]
+    scored = [(score([t for _, t in headings(s)]), -k) for k, (_, s, _) in enumerate(lines[:4 * within]) if s.strip()]
+    if not scored or max(scored)[0] < 3:
+        return None
+    first = -max(scored)[1]
+    heads = headings(lines[first][1])
+    spec = FixedWidth(cut="heading")
+    bounds, names = _bounds(spec, heads, [s for _, s, _ in lines[first + 1:]])
+    plain = _walk(lines, first, bounds, names, spec)
+    alone: dict[int, int] = {}
+    for (_, above), (_, cells) in zip(plain.records, plain.records[1:], strict=False):
+        filled = [i for i, c in enumerate(cells) if c]
+        if len(filled) == 1 and sum(1 for c in above if c) >= 3 and not re.search(r"\d", cells[filled[0]]):
+            alone[filled[0]] = alone.get(filled[0], 0) + 1
+    continued = [names[i] for i, n in alone.items() if n >= 2]
+    if not continued:
+        return plain, []
+    return _walk(lines, first, bounds, names, FixedWidth(cut="heading", continued=continued)), continued
+
+
 def find(cands: list, data: bytes) -> Cut | None:
     """The cut of the fixed-width layout among ``cands`` that reaches most fields; None when none reads it."""
     best: Cut | None = None
@@ -186,4 +213,4 @@ def split_errors(splits: dict[int, str], rows: set[int], source_file: str) -> li
             for line, why in sorted(splits.items()) if line in rows]
 
 
-__all__ = ["Cut", "cut", "find", "headings", "page_lines", "split_errors"]
+__all__ = ["Cut", "aligned", "cut", "find", "headings", "page_lines", "split_errors"]
