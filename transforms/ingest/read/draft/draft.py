@@ -25,11 +25,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from transforms.ingest.read import figures as fg
-from transforms.ingest.read.cast.durations import CLOCK
 from transforms.ingest.read.draft import draft_guess as dg
 from transforms.ingest.read.draft import draft_lines as dl
 from transforms.ingest.read.draft.draft_yaml import draft_yaml
-from transforms.ingest.read.files import fixed_width as fw
 from transforms.ingest.read.files import readers as rd
 from transforms.ingest.read.files import workbooks as wbk
 from transforms.ingest.read.layouts import profile_files as pfiles
@@ -106,12 +104,9 @@ def _tables(path: Path, words=None, d: dict | None = None) -> list[tuple[str | N
     delims = [d for d in (",", ";", "\t", "|") if d in text[:20000]] or [","]
     best = max(delims, key=lambda x: max((len(c) for _, c in rd.delimited_records(text, x, limit=60)), default=0))
     records = rd.delimited_records(text, best)
-    if words is not None and d is not None:
-        by_delimiter = max((len(_reached(words, c)) for _, c in records[:60]), default=0)
-        got = fw.aligned(text, lambda cells: len(_reached(words, cells)))
-        if got is not None and max(len(_reached(words, c)) for _, c in got[0].records[:60]) > by_delimiter:
-            d["fixed_width"] = got[1]
-            return [(None, got[0].records)]
+    if words is not None and d is not None and (got := dl.printed(text, records, lambda c: _reached(words, c))):
+        d["fixed_width"] = got[1]
+        return [(None, got[0])]
     return [(None, records)]
 
 
@@ -176,9 +171,7 @@ def draft_profile(path: Path, name: str | None = None, agency: Path | None = Non
         d.notes = dg.notes(best.records[best.index + 1:], {label for label, _, _ in [*d.totals, *d.blocks]}
                            | set(d.end), frozenset(alone))
     if d.fixed_width is not None:
-        rules = [c for _, cells in below if (c := next((x for x in cells if x), None)) and re.fullmatch(r"[-=_]{3,}", c)]
-        if rules and not any(re.fullmatch(n, rules[0]) for n in d.notes):
-            d.notes.append("[-=_]+")  # the rule under the headings
+        dl.rule_note(d, below)
     _say(d)
     return d
 
@@ -214,7 +207,7 @@ def _columns(d: Draft, words, header: list[str], values: list[list[str]]) -> Non
     Long because each column is tried as a field, a section's column, an employer tax, a kind of
     earnings, and kept out where its unit says otherwise, in the order a report prints them."""
     kinds = [dg.kind(v) for v in values]
-    clock = [_clock(v) for v in values]  # hours and minutes (44:30): figures of hours, read with units h:mm
+    clock = [dl.clock(v) for v in values]  # hours and minutes (44:30): figures of hours, read with units h:mm
     kinds = ["figures" if c else k for k, c in zip(kinds, clock, strict=True)]
     secs = dg.sections(header, kinds)
     count = Counter(words.words(h) for h in header if h)
@@ -338,12 +331,6 @@ def _employee(d: Draft, header: list[str], values: list[list[str]]) -> None:
                 break
     if d.ids_from:
         d.check.append("no employee id: the name as printed is the id; the roster must name each employee the same way")
-
-
-def _clock(values: list[str]) -> bool:
-    """Most of a column's filled cells written as hours and minutes (``44:30``, ``44:30:00``)."""
-    filled = [v for v in values if v and v.strip()]
-    return bool(filled) and sum(1 for v in filled if re.match(CLOCK, v)) * 2 > len(filled)
 
 
 def _dates(values: list[str]) -> bool:
