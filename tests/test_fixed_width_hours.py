@@ -297,3 +297,26 @@ def test_the_draft_of_an_hours_and_minutes_summary_proposes_the_unit_and_reads_i
     assert got.read_whole and got.rows == len(common.PAYROLL), (got.problem, got.rejects[:3])
     staged = _staged(path, tmp_path, layouts)
     assert staged.get_column("hours").to_list() == [float(c.hours) for c in common.PAYROLL]
+
+
+def test_a_plain_fixed_width_file_with_no_report_keys(tmp_path):
+    """A fixed-width file whose heading is its first line and whose lines are all rows (no report
+    keys): read by position, on the route of any file (never taken for a delimited one)."""
+    folder = tmp_path / "profiles"
+    folder.mkdir()
+    (folder / "plain.yaml").write_text("\n".join([
+        "name: plain", "description: a plain fixed-width file", "formats: [csv]", 'extensions: [".txt"]',
+        "fixed_width: {cut: heading}",
+        "fields: {employee_id: [Emp], period_start: [Begin], period_end: [End], hours: [Hours], "
+        "gross_wages: [Gross], employer_taxes: [ER Tax]}", "units: {hours: \"h:mm\"}"]), encoding="utf-8")
+    path = tmp_path / "payroll" / common.EMPLOYER / "plain.txt"
+    path.parent.mkdir(parents=True)
+    path.write_text("Emp   Begin       End            Hours     Gross  ER Tax\n"
+                    "1001  01/01/2023  01/14/2023     76:45  1,084.48  100.00\n"
+                    "1002  01/01/2023  01/14/2023  76:45:30    100.00    9.00\n", encoding="utf-8")
+    layouts = load_profiles(folder)
+    got = lc.check_file(path, layouts=layouts)
+    assert got.read_whole and got.rows == 2 and got.tables[0].profile == "plain", (got.problem, got.rejects)
+    staged = _staged(path, tmp_path, layouts)
+    assert staged.get_column("hours").to_list() == [76.75, 76.75 + 30 / 3600]
+    assert staged.get_column("gross_wages").to_list() == [1084.48, 100.0]
