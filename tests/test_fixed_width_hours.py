@@ -145,6 +145,19 @@ def test_a_cut_that_splits_a_value_rejects_the_line_naming_its_columns(tmp_path)
     assert got.rows == len(common.PAYROLL)
 
 
+def test_columns_whose_names_are_not_the_headings_say_so(tmp_path):
+    """Columns named otherwise than the heading line prints them (``Gross Wages`` for ``Gross
+    Pay``): the file is not read, and the message names the profile's file, the key and the
+    headings looked for."""
+    (path,) = printed.write(tmp_path / "payroll" / common.EMPLOYER)
+    cols = [["Gross Wages", a, b] if n == "Gross Pay" else [n, a, b] for n, a, b in _columns()]
+    folder = _agency(tmp_path, "printed_payroll_register", fixed_width={"columns": cols})
+    layouts = tuple(p for p in load_profiles(folder) if p.name == "printed_payroll_register" or p.name == "canonical")
+    got = lc.check_file(path, layouts=layouts)
+    assert got.problem is not None and "printed_payroll_register.yaml: fixed_width.columns: no line among the first " \
+        "80 has the headings Emp No | Employee | Period Begin" in got.problem, got.problem
+
+
 def test_columns_at_given_positions_read_as_the_heading_cut(tmp_path):
     """``fixed_width: {columns: [[name, start, end], ...]}`` (from 1, both ends included) reads the
     register as ``cut: heading`` does; text outside every column is a reject of its line."""

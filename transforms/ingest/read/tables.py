@@ -80,8 +80,7 @@ def read_tables(dataset: str, path: Path, rel: str, key: HashKey, context: FileC
         return _read_fixed(dataset, cut, rel, key, context, notes)
     cands = [p for p in cands if p.fixed_width is None]
     if not cands:
-        return [], Problem("unknown_layout", f"no {dataset} layout reads the file: the heading line of "
-                           f"{hd.short_list([p.name for p in fixed])} is not among its first lines"), [], notes
+        return [], Problem("unknown_layout", f"no {dataset} layout reads the file: {fw.not_found(fixed)}"), [], notes
     turned = [p for p in cands if p.transposed is not None]  # read from every line, once nothing else reads the file
     cands = [p for p in cands if p.transposed is None]
     first, _ = simple.first_line_layout(cands, data) if cands else (None, None)

@@ -206,6 +206,21 @@ def find(cands: list, data: bytes) -> Cut | None:
     return best
 
 
+def not_found(cands: list) -> str:
+    """Why no fixed-width layout among ``cands`` reads a file, in words: each one's heading line not found."""
+    said = []
+    for p in cands:
+        where = f"{p.source}: " if p.source else f"profile '{p.name}': "
+        if p.fixed_width.columns:
+            names = " | ".join(n for n, _, _ in p.fixed_width.columns)
+            said.append(f"{where}fixed_width.columns: no line among the first {4 * p.header_within} has the "
+                        f"headings {names}")
+        else:
+            said.append(f"{where}fixed_width: no line among the first {p.header_within} is a heading line of "
+                        "the profile's fields")
+    return "; ".join(said)
+
+
 def split_errors(splits: dict[int, str], rows: set[int], source_file: str) -> list[CellError]:
     """The rows of the table (``rows``: their lines) whose cuts split a value: rejected, never read half."""
     return [CellError(source_file, line, None, None, "fixed_width_split",
@@ -213,4 +228,4 @@ def split_errors(splits: dict[int, str], rows: set[int], source_file: str) -> li
             for line, why in sorted(splits.items()) if line in rows]
 
 
-__all__ = ["Cut", "aligned", "cut", "find", "headings", "page_lines", "split_errors"]
+__all__ = ["Cut", "aligned", "cut", "find", "headings", "not_found", "page_lines", "split_errors"]
