@@ -189,6 +189,15 @@ def test_page_lines_and_headings():
     assert fw.headings("Emp No  Employee    Gross Pay") == [(0, "Emp No"), (8, "Employee"), (20, "Gross Pay")]
 
 
+def test_what_a_cut_splits_is_said():
+    """Given columns A (1-4) and B (7-10): a value across a cut, text between or after the columns."""
+    bounds, names = [(0, 4), (6, 10)], ["A", "B"]
+    assert fw._split("abcd  efgh", bounds, names) is None
+    assert fw._split("abcd  efghij", bounds, names) == "'B' and the text after it split before character 11 ('efgh|ij')"
+    assert fw._split("abcd  efgh  x", bounds, names) == "text after 'B' (from character 11)"
+    assert fw._split("abcd xefgh", bounds, names) == "text between 'A' and 'B'"
+
+
 # --- hours and minutes ---------------------------------------------------------------------------
 
 def test_hours_minutes_read_exactly():

@@ -99,8 +99,9 @@ def _split(line: str, bounds, names: list[str]) -> str | None:
             said.append(f"text before '{names[0]}' (characters 1-{a})")
         if i and bounds[i - 1][1] is not None and bounds[i - 1][1] < a and line[bounds[i - 1][1]:a].strip():
             said.append(f"text between '{names[i - 1]}' and '{names[i]}'")
-    if bounds[-1][1] is not None and line[bounds[-1][1]:].strip() and not said[-1:]:
-        said.append(f"text after '{names[-1]}' (from character {bounds[-1][1] + 1})")
+    end = bounds[-1][1]
+    if end is not None and line[end:].strip() and not (line[end - 1] != " " and line[end] != " "):
+        said.append(f"text after '{names[-1]}' (from character {end + 1})")  # (a split there is said above)
     return "; ".join(said) or None
 
 
