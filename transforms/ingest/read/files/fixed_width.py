@@ -132,8 +132,8 @@ def cut(profile, text: str, encoding: str) -> Cut | None:
 
 
 def _walk(lines, first: int, bounds, names: list[str], spec) -> Cut:
-    """Every line cut: a page's header (the lines above the heading repeated on a later page) left
-    out and counted, a continued line added to the line above, the splits said."""
+    """Every line cut (a title line above the heading kept whole, in one cell): a page's header
+    (the lines above the heading repeated on a later page) left out and counted, a continued line added to the line above, the splits said."""
     heading = lines[first][1].strip()
     keep = {k.strip().lower() for k in spec.continued}
     cont = {i for i, n in enumerate(names) if n.strip().lower() in keep}
@@ -149,6 +149,9 @@ def _walk(lines, first: int, bounds, names: list[str], spec) -> Cut:
                 out.page_headers += sum(1 for j in range(k, at) if lines[j][1].strip())
                 skip_to = at - 1
                 continue
+        if k < first:  # the title lines above the heading: each one cell, as printed
+            out.records.append((n, [re.sub(r" {3,}", "  ", line.strip())] + [""] * (len(bounds) - 1)))
+            continue
         cells = list(names) if line.strip() == heading else [line[a:b].strip() for a, b in bounds]
         filled = {i for i, c in enumerate(cells) if c}
         why = None if line.strip() == heading else _split(line, bounds, names)

@@ -29,7 +29,8 @@ date and the pay frequency of the line or, where the report has none, of the fil
 ``payroll/files.csv``), ``employee_id_from`` (no employee id: the printed name is the id).
 And what a header of aliases cannot say (``profile_keys``): ``sheets`` (the sheets read and
 skipped by name), ``transposed`` (items down the side), a column named by its section or position,
-a field from its total or its parts, and ``trust_aliases`` (the unit guard's exceptions).
+a field from its total or its parts, ``trust_aliases`` (the unit guard's exceptions), ``units`` (hours
+as hours and minutes) and ``fixed_width`` (a text printed in columns: ``files/fixed_width.py``).
 """
 
 from __future__ import annotations
