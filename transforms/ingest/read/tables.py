@@ -29,6 +29,7 @@ from transforms.ingest.read.cast.canonical import (
     stage_table,
 )
 from transforms.ingest.read.files import context as ctx
+from transforms.ingest.read.files import fixed_width as fw
 from transforms.ingest.read.files import header_first as simple
 from transforms.ingest.read.files import quotes
 from transforms.ingest.read.files import readers as rd
@@ -75,6 +76,12 @@ def read_tables(dataset: str, path: Path, rel: str, key: HashKey, context: FileC
     cands = _candidates(dataset, "csv", context, ext, layouts)
     if not cands:
         return [], Problem("unknown_layout", f"no {dataset} layout is a {ext} file"), [], notes
+    fixed = [p for p in cands if p.fixed_width is not None]  # a file printed in columns: cut by position
+    if fixed and (cut := fw.find(fixed, data)) is not None:
+        return _read_fixed(dataset, cut, rel, key, context, notes)
+    cands = [p for p in cands if p.fixed_width is None]
+    if not cands:
+        return [], Problem("unknown_layout", f"no {dataset} layout reads the file: {fw.not_found(fixed)}"), [], notes
     turned = [p for p in cands if p.transposed is not None]  # read from every line, once nothing else reads the file
     cands = [p for p in cands if p.transposed is None]
     first, _ = simple.first_line_layout(cands, data) if cands else (None, None)
@@ -102,6 +109,18 @@ def read_tables(dataset: str, path: Path, rel: str, key: HashKey, context: FileC
     staged, problem, bad, notes = _stage_records(dataset, rd.delimited_records(text, delim), hit, rel, key, context, notes,
                                                  delimiter=delim)
     return _with_unread(staged, open_lines, rel), problem, bad, notes
+
+
+def _read_fixed(dataset: str, cut: fw.Cut, rel: str, key: HashKey, context: FileContext | None, notes: list[str]):
+    """A fixed-width file's records (``fixed_width.cut``) read as a report's; a row whose cuts split
+    a value is rejected."""
+    notes += [f"read as {cut.encoding}"] if cut.encoding not in ("utf-8", "utf-8-sig") else []
+    notes += [f"{cut.continued} continued line(s)"] if cut.continued else []
+    notes += [f"{cut.page_headers} page header line(s)"] if cut.page_headers else []
+    staged, problem, bad, notes = _stage_records(dataset, cut.records, cut.found, rel, key, context, notes)
+    for st in staged:
+        st.structural += fw.split_errors(cut.splits, set(st.staged.get_column("__line").to_list()), rel)
+    return staged, problem, bad, notes
 
 
 def _read_header_first(dataset: str, data: bytes, first: tuple[hd.Match, str], rel: str, key: HashKey,

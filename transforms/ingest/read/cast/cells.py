@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from transforms.ingest.read.cast.cell_values import compared
+from transforms.ingest.read.cast.durations import hours_minutes
 from transforms.ingest.read.cast.parsing import (
     date_expr,
     number_expr,
@@ -55,6 +56,9 @@ class Cells:
         col = self.field_col.get(name)
         if col is None:
             return number_expr(self.cell(name), self.profile.number)
+        if name in self.profile.units:  # hours and minutes (76:45), or a plain number of hours
+            return self._kept(("number", name), lambda: hours_minutes(self.table.frame.get_column(col),
+                                                                      self.profile.number))
         return self._kept(("number", name), lambda: numbers(self.table.frame.get_column(col), self.profile.number))
 
     def num(self, col: str) -> pl.Expr:

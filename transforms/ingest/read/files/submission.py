@@ -21,7 +21,7 @@ from pathlib import Path
 
 from transforms import schema
 
-DATA_EXT = {".csv", ".txt", ".xlsx", ".xlsm", ".xls"}
+DATA_EXT = {".csv", ".txt", ".prn", ".xlsx", ".xlsm", ".xls"}  # .txt, .prn: delimited or printed in columns
 WORKBOOK_EXT = (".xlsx", ".xlsm", ".xls")
 # what the submission says of its payroll files outside their rows (spec section 1): not payroll
 PAYROLL_MANIFEST = "payroll/files.csv"
