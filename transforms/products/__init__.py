@@ -107,9 +107,11 @@ def write_products(
 
 def write_index(staging_dir: Path, summary, *, decided_at: str, awards: pl.DataFrame | None = None,
                 history: pl.DataFrame | None = None, held: pl.DataFrame | None = None,
-                rejects: pl.DataFrame | None = None, freed: dict | None = None) -> Path:
+                rejects: pl.DataFrame | None = None, freed: dict | None = None,
+                audit: dict[str, str] | None = None) -> Path:
     """``index.html``: the run page (``run_page.write_run_page``); ``history`` names each
-    application's certificate now (an amended one's latest)."""
+    application's certificate now (an amended one's latest); ``audit``: what findings did to each
+    application (``finding_documents.audit_notes``)."""
     from transforms.products.notices import _certificates
     from transforms.products.run_page import write_run_page
 
@@ -119,7 +121,7 @@ def write_index(staging_dir: Path, summary, *, decided_at: str, awards: pl.DataF
                  if c > 0}
         certs.update({a: c["certificate_no"] for a, c in _certificates(history, awards).items()})
     return write_run_page(staging_dir, summary, decided_at=decided_at, awards=awards, certificates=certs, held=held,
-                          rejects=rejects, freed=freed)
+                          rejects=rejects, freed=freed, audit=audit)
 
 
 __all__ = [

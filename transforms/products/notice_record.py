@@ -14,6 +14,8 @@ from transforms.products.pdf import text
 from transforms.products.reason_words import (
     ACTIONS,
     CATEGORY_LABELS,
+    FOUND_ACTION,
+    FOUND_REASONS,
     HELD_ACTIONS,
     REASONS,
     STATUS_LABELS,
@@ -26,14 +28,19 @@ HELD_SECTIONS = {"held_lines": "Lines to correct before a decision", "doubtful_l
                  "agency": "The Department is completing its records"}
 
 
-def explain_reasons(reasons: str | None, *, held: dict | None = None) -> list[dict]:
+def explain_reasons(reasons: str | None, *, held: dict | None = None, found: dict[str, str] | None = None) -> list[dict]:
     """``"A;B"`` -> [{code, label, words, citation, action}] (unknown codes are listed as such, never
     dropped). ``held``: the sections of a held application's notice (``HELD_SECTIONS`` keys -> their
-    rows): its remedies are the held ones (the next run decides it from corrected files)."""
+    rows): its remedies are the held ones (the next run decides it from corrected files). ``found``:
+    code -> the heading of the audit finding in force that gave it (above the reasons): explained as
+    that finding, with a hearing as its remedy (no payroll remedy)."""
     out = []
     for code in [r for r in (reasons or "").split(";") if r]:
         words, cite = REASONS.get(code, (f"Reason code {code}.", ""))
         action = held_action(code, held) if held is not None else ACTIONS.get(code, "")
+        if found and code in found and code in FOUND_REASONS:
+            words, cite = FOUND_REASONS[code]
+            words, action = f"{words} (See \u201c{found[code]}\u201d above.)", FOUND_ACTION
         out.append({"code": code, "label": labelled(code), "words": words, "citation": cite, "action": action})
     return out
 

@@ -216,6 +216,7 @@ def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_pa
     period = tax_period(agency, a["tax_type"], start, end)
     parts = {k: held_parts.get(k, []) for k in HELD_PARTS}
     emp_codes = sorted({r["code"] for ln in lines for r in ln["reason_list"]})
+    found = {f["code"]: f["title"] for f in findings if f.get("active")}  # codes an audit finding in force gave
     opening = STATUS_WORDS.get(a["status"], a["status"])
     if finding_notice and findings:  # the notice of an audit finding opens with what happened
         opening = findings[0]["opening"]
@@ -227,8 +228,8 @@ def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_pa
         "tax_type": text(a["tax_type"]), "tax_year": str(a["tax_year"]), "approval_year": str(a["approval_year"]),
         "status": a["status"], "status_label": labelled(a["status"]), "opening": opening,
         "requested": money(a["requested_cents"]), "awarded": money(a["awarded_cents"]),
-        "reason_list": explain_reasons(a["reasons"], held=parts if held else None),
-        "employee_reason_list": explain_reasons(";".join(emp_codes)),
+        "reason_list": explain_reasons(a["reasons"], held=parts if held else None, found=found),
+        "employee_reason_list": explain_reasons(";".join(emp_codes), found=found),
         "lines": lines, "netted": [ln for ln in lines if ln["netted_lines"]], "members": members,
         "rejects": shown, "rejects_text": rejects_text(held, shown, rejects_known),
         **{k: v for k, v in parts.items() if k != "agency"},

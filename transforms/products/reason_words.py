@@ -147,6 +147,24 @@ HELD_ACTIONS: dict[str, str] = {
                       "decides the application like a new one, with no need to ask for anything.",
 }
 
+# code -> its words when an audit finding gave it (spec section 9a), not the payroll: a finding is
+# explained as a finding, and its remedy is a hearing, never a corrected payroll
+FOUND_REASONS: dict[str, tuple[str, str]] = {
+    "WAGE_REDUCTION": (
+        "Found on audit: the Commissioner determined that the employer reduced the wages it paid to an employee with "
+        "an impairment to be eligible for the credit in a later year. The employer is not eligible for the credit for "
+        "the tax year(s) the finding names, whatever the payroll shows.",
+        "N.J.S.A. 34:11-56a40(f)",
+    ),
+    "MISCLASSIFIED": (
+        "Found on audit: the Department found that the employee is not an employee with an impairment as the "
+        "application represented; the employee-year counts nothing and the credit certified for it is taken back.",
+        "N.J.S.A. 34:11-56a39; 34:11-56a40(e)",
+    ),
+}
+FOUND_ACTION = (f"If you disagree with the finding, {HEARING}. A finding withdrawn on appeal is decided again as before "
+                "it, within the approvals left in its approval year.")
+
 
 STATUS_WORDS = {
     "APPROVED": "Your application is approved.",

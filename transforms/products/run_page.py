@@ -65,11 +65,13 @@ def _count(files: list[str], names: list[str]) -> str:
     return f"{docs:,} {word}{'' if docs == 1 else 's'}, each linked from its application above; {len(files):,} files"
 
 
-def application_rows(files: set[str], awards: pl.DataFrame, certificates: dict[str, str]) -> list[list]:
+def application_rows(files: set[str], awards: pl.DataFrame, certificates: dict[str, str],
+                     audit: dict[str, str] | None = None) -> list[list]:
     """One row per application for the page's table: id, employer, FEIN, tax, county, status,
-    requested and awarded (cents), reasons, notice (html, pdf), certificate (html, pdf); a PDF
-    linked when ``files`` (the run's, relative to its folder) holds it."""
-    rows = []
+    requested and awarded (cents), reasons (with what an audit finding in force did to it,
+    ``audit``), notice (html, pdf), certificate (html, pdf); a PDF linked when ``files`` (the
+    run's, relative to its folder) holds it."""
+    rows, audit = [], audit or {}
     for a in awards.sort("application_id").iter_rows(named=True):
         app = a["application_id"]
         notice = f"notices/{safe_filename(app)}"
@@ -77,7 +79,8 @@ def application_rows(files: set[str], awards: pl.DataFrame, certificates: dict[s
         cert_base = f"certificates/{safe_filename(cert)}" if cert else None
         rows.append([
             app, a["employer_name"] or "", a["employer_id"], a["tax_type"] or "", a.get("county") or "", a["status"],
-            int(a["requested_cents"]), int(a["awarded_cents"]), reasons_labelled(a["reasons"]),
+            int(a["requested_cents"]), int(a["awarded_cents"]),
+            "; ".join(x for x in (reasons_labelled(a["reasons"]), audit.get(app, "")) if x),
             f"{notice}.html", f"{notice}.pdf" if f"{notice}.pdf" in files else "",
             f"{cert_base}.html" if cert_base else "", f"{cert_base}.pdf" if f"{cert_base}.pdf" in files else "",
             labelled(a["status"]),
@@ -156,9 +159,11 @@ def _script_json(value) -> str:
 
 def write_run_page(staging_dir: Path, summary, *, decided_at: str, awards: pl.DataFrame | None = None,
                    certificates: dict[str, str] | None = None, held: pl.DataFrame | None = None,
-                   rejects: pl.DataFrame | None = None, freed: dict | None = None) -> Path:
+                   rejects: pl.DataFrame | None = None, freed: dict | None = None,
+                   audit: dict[str, str] | None = None) -> Path:
     """``index.html`` of the run (see the module); ``freed``: the cap audit findings freed
-    (``finding_documents.freed_cap``)."""
+    (``finding_documents.freed_cap``); ``audit``: application id -> what findings did to it
+    (``finding_documents.audit_notes``)."""
     from markupsafe import Markup
 
     from transforms.outputs import _walk_files
@@ -166,7 +171,7 @@ def write_run_page(staging_dir: Path, summary, *, decided_at: str, awards: pl.Da
     staging_dir = Path(staging_dir)
     root = len(str(staging_dir)) + 1
     files = sorted(str(p)[root:] for p in _walk_files(staging_dir))
-    rows = application_rows(set(files), awards, certificates or {}) if awards is not None else []
+    rows = application_rows(set(files), awards, certificates or {}, audit) if awards is not None else []
     used = max(0.0, summary.cap - summary.cap_left)
     held_agency, held_employer = held_rows(held, awards)
     by_employer = rejects_rows(rejects, awards)

@@ -250,7 +250,7 @@ def addresses(applications, ids: list[str]) -> dict[str, str]:
 def write_run_products(ctx: RunContext, con, staging: PendingOutputs, decisions: Decisions, summary: RunSummary) -> None:
     """The award file, certificates, notices, reports, awards.xlsx and index.html."""
     from transforms.products import write_index, write_products
-    from transforms.products.finding_documents import freed_cap
+    from transforms.products.finding_documents import audit_notes, freed_cap
     from transforms.products.good_faith import write_good_faith
     from transforms.products.workbook import write_workbook
 
@@ -277,7 +277,8 @@ def write_run_products(ctx: RunContext, con, staging: PendingOutputs, decisions:
         manifest = json.loads(staging.path("manifest.json").read_text())
         write_json({**manifest, "documents": documents}, staging.path("manifest.json"))
         write_index(staging.dir, summary, decided_at=nj_time(ledger.now_utc()), awards=decisions.awards, history=history,
-                    held=ctx.held, rejects=staged.rejects, freed=freed)
+                    held=ctx.held, rejects=staged.rejects, freed=freed,
+                    audit=audit_notes(con, ctx.findings, decisions.awards, ctx.params) if ctx.findings else None)
         s.say(f"{len(made) + 2:,} files (award file, certificates, notices, reports, awards.xlsx, index.html)")
 
 
