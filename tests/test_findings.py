@@ -334,3 +334,11 @@ def test_a_finding_shows_at_the_application_level_with_audit_words(base, work, t
         assert_pointers_true(notice)
     c1 = " ".join((tmp_path / "r1" / "notices" / "C1.html").read_text().split())
     assert "average hourly rate" not in c1  # an (f) finding is not the payroll's computation
+
+
+def test_the_cap_stated_is_the_cap_applied(base):
+    """Issue 44: the reason CAP_EXHAUSTED states the cap the run allocated against (here 1,500 dollars,
+    its ``cap``), never the statute's $10,000,000."""
+    flat = " ".join((base["root"] / "out0" / "notices" / "C1.html").read_text().split())
+    assert "The annual limit of approvals ($1,500 per calendar year) was reached" in flat
+    assert "10,000,000" not in flat

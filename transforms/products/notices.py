@@ -167,6 +167,7 @@ def write_notices(
     named_by: dict[str, str] | None = None,
     findings: dict[str, list[dict]] | None = None,
     finding_notice: str = "",
+    caps: dict[int, int] | None = None,
     helper=None,
 ) -> list[Path]:
     """``notices/<application_id>.html`` for every application of ``awards``; a held one lists
@@ -177,7 +178,8 @@ def write_notices(
     employees by their printed names (no employee id: said in the notice); ``findings``: application
     id -> the audit findings that concern it (``finding_documents.finding_block``); ``finding_notice``:
     ``finding`` or ``withdrawal``, the notices of that event itself, titled so, without the run's
-    rejected rows. With ``pdf_jobs``, the PDF of them all (``notices/notices.pdf``) and one per notice
+    rejected rows; ``caps``: approval year -> the cap (cents) its decisions were made under, stated
+    by the reason ``CAP_EXHAUSTED`` (``ledger.caps``). With ``pdf_jobs``, the PDF of them all (``notices/notices.pdf``) and one per notice
     (``notices/<application_id>.pdf``) are appended as a job for the caller."""
     by_app = _employee_lines(employee_years)
     rejects_known = rejects is not None and "employer_id" in rejects.columns
@@ -195,7 +197,8 @@ def write_notices(
                        rejects_of.get(a["employer_id"], []), rejects_known, run_id=run_id,
                        address=(addresses or {}).get(a["application_id"]), members=members_of.get(a["application_id"], []),
                        named_by=(named_by or {}).get(a["employer_id"], ""),
-                       findings=(findings or {}).get(a["application_id"], []), finding_notice=finding_notice)
+                       findings=(findings or {}).get(a["application_id"], []), finding_notice=finding_notice,
+                       cap_cents=(caps or {}).get(int(a["approval_year"])))
         pages.append((Path(staging_dir) / "notices" / f"{names[a['application_id']]}.html", {"n": ctx}))
     if pdf_jobs is not None and pages:
         job = pdf.job("notices", lambda: [pdf_record(ctx["n"]) for _, ctx in pages], Path(staging_dir) / "notices" / "notices.pdf",
@@ -208,7 +211,7 @@ def write_notices(
 
 def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_parts: dict, rejects: list[dict],
              rejects_known: bool, *, run_id: str, address: str | None, members: list, named_by: str, findings: list[dict],
-             finding_notice: str) -> dict:
+             finding_notice: str, cap_cents: int | None = None) -> dict:
     """One notice's fields (``notice.html.j2``, and ``pdf_record`` for the PDF)."""
     held = a["status"] == "HELD"
     start = a.get("period_start") or dt.date(int(a["tax_year"]), 1, 1)
@@ -228,7 +231,7 @@ def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_pa
         "tax_type": text(a["tax_type"]), "tax_year": str(a["tax_year"]), "approval_year": str(a["approval_year"]),
         "status": a["status"], "status_label": labelled(a["status"]), "opening": opening,
         "requested": money(a["requested_cents"]), "awarded": money(a["awarded_cents"]),
-        "reason_list": explain_reasons(a["reasons"], held=parts if held else None, found=found),
+        "reason_list": explain_reasons(a["reasons"], held=parts if held else None, found=found, cap_cents=cap_cents),
         "employee_reason_list": explain_reasons(";".join(emp_codes), found=found),
         "lines": lines, "netted": [ln for ln in lines if ln["netted_lines"]], "members": members,
         "rejects": shown, "rejects_text": rejects_text(held, shown, rejects_known),

@@ -82,7 +82,7 @@ REASONS: dict[str, tuple[str, str]] = {
         "N.J.S.A. 34:11-56a40(d)(1)",
     ),
     "CAP_EXHAUSTED": (
-        "The annual limit of approvals ($10,000,000 per calendar year) was reached; the application received part "
+        "The annual limit of approvals{cap} was reached; the application received part "
         "of its request or none, and a waitlisted application is considered first in the next approval year.",
         "N.J.S.A. 34:11-56a40(g)",
     ),
