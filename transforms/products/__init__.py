@@ -65,12 +65,12 @@ def write_products(
     (``finding_documents.freed_cap``), in the cap-sufficiency report. ``options``: the PDFs and the
     helper process (``transforms.options.DocumentOptions``).
     """
+    from transforms.award.ledger import caps
     from transforms.products.finding_documents import (
         ledger_recapture,
         notice_blocks,
         write_recapture,
     )
-    from transforms.award.ledger import caps
     from transforms.products.reports import write_reports
 
     staging_dir = Path(staging_dir)
@@ -83,9 +83,9 @@ def write_products(
         write_recapture(recapture, t / "recapture.csv")
         files.append(t / "recapture.csv")
     blocks = notice_blocks(con, findings, awards, params) if findings else {}
-    # the reports (charts, queries of ``con``) are drawn in a second thread while this one writes
-    # the pages (mostly the file system's time); nothing else uses ``con`` meanwhile
-    # and the PDFs (Typst renders outside Python's lock) while the HTML pages are written
+    caps_now = {**caps(con), approval_year: cap_cents}  # the caps stated (read before the reports' thread takes con)
+    # the reports (charts, queries of ``con``) are drawn in a second thread while this one writes the pages (mostly
+    # the file system's time; nothing else uses ``con`` meanwhile), and the PDFs (Typst renders outside Python's lock)
     options = options or DocumentOptions()
     jobs = pdf.Jobs(options)
     documents = int((rows.get_column("awarded_cents") > 0).sum()) + awards.height  # certificates and notices
@@ -100,7 +100,7 @@ def write_products(
         files += write_notices(staging_dir, awards, employee_years, rejects, run_id=run_id, pdf_jobs=jobs,
                                documents=documents, held=held, history=history, members=members, addresses=addresses,
                                named_by=named_by, findings=blocks, helper=helper,
-                               caps={**caps(con), approval_year: cap_cents})
+                               caps=caps_now)
         pdfs += [pool.submit(job) for job in jobs[len(pdfs):]]
         files += reports.result()  # (on an error above, leaving the block still waits for it)
         files += [p for f in pdfs for p in f.result()]
