@@ -184,3 +184,46 @@ def test_codes_in_words_and_one_date_format(variants, kind):
         assert status in " ".join(doc.split())
         assert not re.search(r"(?<![(A-Z_])(INPUT_REJECTED|MISSING_EMPLOYER_RATES|DECLARED_TOTALS_DIFFER|"
                              r"SUBMINIMUM_ON_EFFECTIVE_DATE|NO_CREDIT_DUE)(?!\))", doc)  # a code only beside its words
+
+
+def test_a_totals_line_is_one_problem(held_total):
+    """Issue 44: a totals line (``TOTAL`` in the employer id column, its other id cells empty) is one
+    problem, "a totals line: remove it", in rejects.csv, on the notices and on the run page, not
+    four (employer id, employee id, two dates); it still holds both applications."""
+    import polars as pl
+
+    out, line = held_total["out"], held_total["line"]
+    rejects = pl.read_csv(out / "rejects.csv", infer_schema=False).filter(pl.col("line") == str(line))
+    assert rejects.select("column", "value", "rule").rows() == [("employer_id", "TOTAL", "totals_line")]
+    assert rejects["message"][0] == "employer_id: a totals line: remove it (the credit is computed from the lines themselves)"
+    page = " ".join((out / "index.html").read_text().split())
+    assert f"payroll/payroll.csv:{line} employer_id: a totals line: remove it" in page
+    assert "employer_id: employer_id" not in page and "period_start: empty" not in page
+    for app in ("A1", "A2"):
+        notice = flow((out / "notices" / f"{app}.html").read_text())[0]
+        assert notice.count("a totals line: remove it") == 1 and "period_start" not in notice
+
+
+def test_one_message_per_problem_and_the_first_application_named(tmp_path):
+    """Issue 44: the run page says a rejected cell's column once ("hours: not a number", never
+    "hours: hours: not a number"); the notice of a duplicate application names the first one."""
+
+    sub = write_submission(tmp_path / "sub", months=EXAMPLE_A, tax_year=2023, received="2024-02-01T09:00:00")
+    pay = sub / "payroll" / "payroll.csv"
+    lines = pay.read_text().splitlines()
+    cells = lines[3].split(",")
+    cells[5] = "eighty"
+    lines[3] = ",".join(cells)
+    pay.write_text("\n".join(lines) + "\n")
+    run(sub, tmp_path / "w", tmp_path / "o", 2023, AS_OF)
+    page = " ".join((tmp_path / "o" / "index.html").read_text().split())
+    assert "payroll/payroll.csv:4 hours: not a number" in page and "hours: hours" not in page
+    sub = write_submission(tmp_path / "dup", months=EXAMPLE_A, tax_year=2023, received="2024-02-01T09:00:00")
+    (sub / "applications.csv").write_text((sub / "applications.csv").read_text()
+                                          + f"A0,{EMPLOYER},Example Employer LLC,Mercer,CBT,2023,2024-01-15T09:00:00\n")
+    (sub / "roster.csv").write_text((sub / "roster.csv").read_text() + "A0,E1,general\n")
+    awards, _ = run(sub, tmp_path / "w2", tmp_path / "o2", 2023, AS_OF)
+    assert dict(awards.select("application_id", "reasons").iter_rows())["A1"] == "DUPLICATE_APPLICATION"
+    notice = flow((tmp_path / "o2" / "notices" / "A1.html").read_text())[0]
+    assert ("The employer already filed an earlier application for the same tax year (application A0); only the "
+            "first one is considered.") in notice

@@ -29,13 +29,14 @@ HELD_SECTIONS = {"held_lines": "Lines to correct before a decision", "doubtful_l
 
 
 def explain_reasons(reasons: str | None, *, held: dict | None = None, found: dict[str, str] | None = None,
-                    cap_cents: int | None = None) -> list[dict]:
+                    cap_cents: int | None = None, first: str | None = None) -> list[dict]:
     """``"A;B"`` -> [{code, label, words, citation, action}] (unknown codes are listed as such, never
     dropped). ``held``: the sections of a held application's notice (``HELD_SECTIONS`` keys -> their
     rows): its remedies are the held ones (the next run decides it from corrected files). ``found``:
     code -> the heading of the audit finding in force that gave it (above the reasons): explained as
     that finding, with a hearing as its remedy (no payroll remedy). ``cap_cents``: the cap the
-    decision was made under (the run's ``--cap`` or the statute's), stated with ``CAP_EXHAUSTED``."""
+    decision was made under (the run's ``--cap`` or the statute's), stated with ``CAP_EXHAUSTED``;
+    ``first``: the employer's first application of the tax year, named by ``DUPLICATE_APPLICATION``."""
     out = []
     for code in [r for r in (reasons or "").split(";") if r]:
         words, cite = REASONS.get(code, (f"Reason code {code}.", ""))
@@ -44,6 +45,7 @@ def explain_reasons(reasons: str | None, *, held: dict | None = None, found: dic
             words, cite = FOUND_REASONS[code]
             words, action = f"{words} (See \u201c{found[code]}\u201d above.)", FOUND_ACTION
         words = words.replace("{cap}", f" ({_dollars(cap_cents)} per calendar year)" if cap_cents is not None else "")
+        words = words.replace("{first}", f" (application {first})" if first else "")
         out.append({"code": code, "label": labelled(code), "words": words, "citation": cite, "action": action})
     return out
 

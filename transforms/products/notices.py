@@ -145,6 +145,19 @@ def _held_by_source(held: pl.DataFrame | None) -> dict[str, dict[str, list[dict]
     return out
 
 
+def _first_applications(awards: pl.DataFrame) -> dict[str, str]:
+    """application id -> the employer's first application of the same tax year (received first, then
+    the lower id), for those whose reasons say ``DUPLICATE_APPLICATION`` and whose first one is
+    among ``awards`` (a group member's first application, not the applicant's, is not named)."""
+    dup = awards.filter(pl.col("reasons").fill_null("").str.contains("DUPLICATE_APPLICATION"))
+    if dup.height == 0:
+        return {}
+    first = awards.sort("received_at", "application_id").group_by("employer_id", "tax_year", maintain_order=True).agg(
+        pl.col("application_id").first().alias("__first"))
+    got = dup.join(first, on=["employer_id", "tax_year"], how="inner").filter(pl.col("__first") != pl.col("application_id"))
+    return dict(got.select("application_id", "__first").iter_rows())
+
+
 def _figure(figure: str, value: float) -> str:
     """A declared or read figure as the notice prints it: hours to 2 decimals, money in dollars."""
     return f"{value:,.2f} h" if "hours" in figure else f"${value:,.2f}"
@@ -186,6 +199,7 @@ def write_notices(
     rejects_of = _rejects_by_employer(rejects)
     held_of = _held_by_source(held)
     certs, members_of, agency = _certificates(history, awards), _members_of(members), load_agency()
+    firsts = _first_applications(awards)
     head = letterhead(agency)
     pages = []
     names = file_names(awards.get_column("application_id").to_list(), "the notices of applications")
@@ -198,7 +212,7 @@ def write_notices(
                        address=(addresses or {}).get(a["application_id"]), members=members_of.get(a["application_id"], []),
                        named_by=(named_by or {}).get(a["employer_id"], ""),
                        findings=(findings or {}).get(a["application_id"], []), finding_notice=finding_notice,
-                       cap_cents=(caps or {}).get(int(a["approval_year"])))
+                       cap_cents=(caps or {}).get(int(a["approval_year"])), first=firsts.get(a["application_id"]))
         pages.append((Path(staging_dir) / "notices" / f"{names[a['application_id']]}.html", {"n": ctx}))
     if pdf_jobs is not None and pages:
         job = pdf.job("notices", lambda: [pdf_record(ctx["n"]) for _, ctx in pages], Path(staging_dir) / "notices" / "notices.pdf",
@@ -211,7 +225,7 @@ def write_notices(
 
 def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_parts: dict, rejects: list[dict],
              rejects_known: bool, *, run_id: str, address: str | None, members: list, named_by: str, findings: list[dict],
-             finding_notice: str, cap_cents: int | None = None) -> dict:
+             finding_notice: str, cap_cents: int | None = None, first: str | None = None) -> dict:
     """One notice's fields (``notice.html.j2``, and ``pdf_record`` for the PDF)."""
     held = a["status"] == "HELD"
     start = a.get("period_start") or dt.date(int(a["tax_year"]), 1, 1)
@@ -231,7 +245,8 @@ def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_pa
         "tax_type": text(a["tax_type"]), "tax_year": str(a["tax_year"]), "approval_year": str(a["approval_year"]),
         "status": a["status"], "status_label": labelled(a["status"]), "opening": opening,
         "requested": money(a["requested_cents"]), "awarded": money(a["awarded_cents"]),
-        "reason_list": explain_reasons(a["reasons"], held=parts if held else None, found=found, cap_cents=cap_cents),
+        "reason_list": explain_reasons(a["reasons"], held=parts if held else None, found=found, cap_cents=cap_cents,
+                                       first=first),
         "employee_reason_list": explain_reasons(";".join(emp_codes), found=found),
         "lines": lines, "netted": [ln for ln in lines if ln["netted_lines"]], "members": members,
         "rejects": shown, "rejects_text": rejects_text(held, shown, rejects_known),

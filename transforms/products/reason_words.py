@@ -15,7 +15,8 @@ REASONS: dict[str, tuple[str, str]] = {
         "N.J.S.A. 34:11-56a40(e)",
     ),
     "DUPLICATE_APPLICATION": (
-        "The employer already filed an earlier application for the same tax year; only the first one is considered.",
+        "The employer already filed an earlier application for the same tax year{first}; only the first one is "
+        "considered.",
         "N.J.S.A. 34:11-56a40(b)",
     ),
     "WAGE_REDUCTION": (

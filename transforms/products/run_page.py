@@ -18,6 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from transforms.products._html import render, safe_filename
+from transforms.products.as_written import plain_message
 from transforms.products.letter import fein
 from transforms.products.reason_words import labelled, reasons_labelled
 
@@ -108,7 +109,8 @@ def _held_line(r: dict) -> str:
     if r["source"] == "declared_totals":
         return f"{r['employee_id']} {r['figure']}: declared {r['declared']:,.2f}, read {r['read']:,.2f}"
     where = f"{r['file']}:{r['line']} {r['columns'] or ''}".strip()
-    return f"{where}: {r['messages']}" if r.get("messages") else where
+    cols = [c for c in (r["columns"] or "").split(";") if c]
+    return f"{where}: {plain_message(cols[0] if len(cols) == 1 else None, r['messages'])}" if r.get("messages") else where
 
 
 def held_rows(held: pl.DataFrame | None, awards: pl.DataFrame | None) -> tuple[list[dict], list[dict]]:
@@ -145,7 +147,8 @@ def rejects_rows(rejects: pl.DataFrame | None, awards: pl.DataFrame | None, limi
     for emp, lines, files in per.sort("lines", "employer_id", descending=[True, False], nulls_last=True).head(limit).iter_rows():
         mine = rejects.filter(pl.col("employer_id").is_null() if emp is None else pl.col("employer_id") == emp)
         problems = [f"{r['file']}:{r['line'] if r['line'] is not None else 'whole file'} {r['column'] or ''}: "
-                    f"{r['message']}".replace(" :", ":") for r in mine.sort("file", "line").head(3).iter_rows(named=True)]
+                    f"{plain_message(r['column'], r['message'])}".replace(" :", ":")
+                    for r in mine.sort("file", "line").head(3).iter_rows(named=True)]
         out.append({"employer": names.get(emp, "") if emp else "(employer id not readable)",
                     "fein": fein(emp) if emp else ", ".join(files), "lines": lines, "problems": problems,
                     "more": max(0, mine.height - 3), "href": rejects_file(emp)})
