@@ -227,3 +227,37 @@ def test_one_message_per_problem_and_the_first_application_named(tmp_path):
     notice = flow((tmp_path / "o2" / "notices" / "A1.html").read_text())[0]
     assert ("The employer already filed an earlier application for the same tax year (application A0); only the "
             "first one is considered.") in notice
+
+
+def test_a_wage_reduction_notice_names_whose_rate_fell_with_both_rates(tmp_path):
+    """Issue 44: A1's E1 fell from $20.00 an hour (2022) to $19.57 (2023) and E2 rose: the notice
+    names E1 with both rates, marks E2 as another employee's reduction, not "Wages reduced"."""
+    import calendar
+
+    import polars as pl
+
+    from tests.test_findings import annual, submission
+
+    sub = submission(tmp_path / "sub")
+    rows = []
+    for emp, ssn, rates in (("E1", "111-22-0001", {2021: 19.0, 2022: 20.0, 2023: 19.57}),
+                            ("E2", "111-22-0002", {2021: 19.0, 2022: 20.0, 2023: 21.0})):
+        for y, rate in rates.items():
+            for m in range(1, 13):
+                s, e = dt.date(y, m, 1), dt.date(y, m, calendar.monthrange(y, m)[1])
+                w = round(100 * rate, 2)
+                rows.append(f"100000001,{emp},{ssn},{s},{e},100,{w:.2f},{round(w * 0.1095, 2):.2f}\n")
+    pay = sub / "payroll" / "payroll.csv"
+    old = pay.read_text().splitlines(keepends=True)
+    pay.write_text(old[0] + "".join(rows) + "".join(ln for ln in old[1:] if not ln.startswith("100000001")))
+    awards = annual(sub, tmp_path / "w", tmp_path / "o")
+    assert awards.filter(pl.col("application_id") == "A1")["reasons"].to_list() == ["WAGE_REDUCTION"]
+    html = (tmp_path / "o" / "notices" / "A1.html").read_text()
+    text = flow(html)[0].replace("\u2019", "'")
+    assert ("The average hourly rate (wages / hours) of employee E1 fell from $20.00 in 2022 to $19.57 in 2023: by "
+            "more than half a cent") in text
+    assert "Wages reduced from $20.00 in 2022 to $19.57 in 2023 (WAGE_REDUCTION)" in text
+    assert "Another employee's wages reduced (WAGE_REDUCTION)" in text
+    assert "employee E2" not in text
+    pdf = pdf_text(tmp_path / "o" / "notices" / "A1.pdf")
+    assert "E1 fell from $20.00 in 2022 to $19.57 in 2023" in pdf

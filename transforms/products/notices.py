@@ -41,7 +41,9 @@ from transforms.products.notice_record import (
     explain_reasons,
     other_rejects,
     pdf_record,
+    rates_fell,
     rejects_text,
+    wage_label,
 )
 from transforms.products.pdf import text
 from transforms.products.reason_words import REASONS, STATUS_WORDS, labelled
@@ -109,7 +111,9 @@ def _members_of(members: pl.DataFrame | None) -> dict[str, list[list[str]]]:
     return out
 
 
-def _employee_lines(employee_years: pl.DataFrame) -> dict[str, list[dict]]:
+def _employee_lines(employee_years: pl.DataFrame, fell: dict[str, dict[str, str]]) -> dict[str, list[dict]]:
+    """application id -> its employee lines; ``WAGE_REDUCTION`` beside each says whose rate fell
+    (``fell``: ``rates_fell``)."""
     emp_cols = ["employee_id", "wage_category", "hours_prior", "hours_current", "part1_cents", "part2_cents",
                 "credit_cents", "status", "reasons"]
     netted = pl.col("netted_lines") if "netted_lines" in employee_years.columns else pl.lit(None, dtype=pl.String)
@@ -118,7 +122,11 @@ def _employee_lines(employee_years: pl.DataFrame) -> dict[str, list[dict]]:
     by_app: dict[str, list[dict]] = {}
     for e in emp.iter_rows(named=True):
         app = e.pop("application_id")
-        by_app.setdefault(app, []).append(employee_line({**e, "reason_list": list(_reasons_cached(e["reasons"]))}))
+        line = employee_line({**e, "reason_list": list(_reasons_cached(e["reasons"]))})
+        if app in fell and "WAGE_REDUCTION" in (e["reasons"] or ""):
+            line["reasons_label"] = "; ".join(wage_label(e["employee_id"], fell[app]) if c == "WAGE_REDUCTION"
+                                              else labelled(c) for c in e["reasons"].split(";") if c)
+        by_app.setdefault(app, []).append(line)
     return by_app
 
 
@@ -194,7 +202,8 @@ def write_notices(
     rejected rows; ``caps``: approval year -> the cap (cents) its decisions were made under, stated
     by the reason ``CAP_EXHAUSTED`` (``ledger.caps``). With ``pdf_jobs``, the PDF of them all (``notices/notices.pdf``) and one per notice
     (``notices/<application_id>.pdf``) are appended as a job for the caller."""
-    by_app = _employee_lines(employee_years)
+    fell = rates_fell(employee_years)
+    by_app = _employee_lines(employee_years, fell)
     rejects_known = rejects is not None and "employer_id" in rejects.columns
     rejects_of = _rejects_by_employer(rejects)
     held_of = _held_by_source(held)
@@ -212,7 +221,8 @@ def write_notices(
                        address=(addresses or {}).get(a["application_id"]), members=members_of.get(a["application_id"], []),
                        named_by=(named_by or {}).get(a["employer_id"], ""),
                        findings=(findings or {}).get(a["application_id"], []), finding_notice=finding_notice,
-                       cap_cents=(caps or {}).get(int(a["approval_year"])), first=firsts.get(a["application_id"]))
+                       cap_cents=(caps or {}).get(int(a["approval_year"])), first=firsts.get(a["application_id"]),
+                       fell=fell.get(a["application_id"]))
         pages.append((Path(staging_dir) / "notices" / f"{names[a['application_id']]}.html", {"n": ctx}))
     if pdf_jobs is not None and pages:
         job = pdf.job("notices", lambda: [pdf_record(ctx["n"]) for _, ctx in pages], Path(staging_dir) / "notices" / "notices.pdf",
@@ -225,7 +235,8 @@ def write_notices(
 
 def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_parts: dict, rejects: list[dict],
              rejects_known: bool, *, run_id: str, address: str | None, members: list, named_by: str, findings: list[dict],
-             finding_notice: str, cap_cents: int | None = None, first: str | None = None) -> dict:
+             finding_notice: str, cap_cents: int | None = None, first: str | None = None,
+             fell: dict[str, str] | None = None) -> dict:
     """One notice's fields (``notice.html.j2``, and ``pdf_record`` for the PDF)."""
     held = a["status"] == "HELD"
     start = a.get("period_start") or dt.date(int(a["tax_year"]), 1, 1)
@@ -246,8 +257,8 @@ def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_pa
         "status": a["status"], "status_label": labelled(a["status"]), "opening": opening,
         "requested": money(a["requested_cents"]), "awarded": money(a["awarded_cents"]),
         "reason_list": explain_reasons(a["reasons"], held=parts if held else None, found=found, cap_cents=cap_cents,
-                                       first=first),
-        "employee_reason_list": explain_reasons(";".join(emp_codes), found=found),
+                                       first=first, fell=fell),
+        "employee_reason_list": explain_reasons(";".join(emp_codes), found=found, fell=fell),
         "lines": lines, "netted": [ln for ln in lines if ln["netted_lines"]], "members": members,
         "rejects": shown, "rejects_text": rejects_text(held, shown, rejects_known),
         **{k: v for k, v in parts.items() if k != "agency"},
