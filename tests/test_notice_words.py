@@ -261,3 +261,26 @@ def test_a_wage_reduction_notice_names_whose_rate_fell_with_both_rates(tmp_path)
     assert "employee E2" not in text
     pdf = pdf_text(tmp_path / "o" / "notices" / "A1.pdf")
     assert "E1 fell from $20.00 in 2022 to $19.57 in 2023" in pdf
+
+
+def test_a_released_notice_names_the_lines_confirmed_and_what_changed_counts_the_decision(variants):
+    """Issue 44: after a release, the notice lists the doubtful line the release confirmed (never "None
+    of your submitted rows were rejected"), and the rerun's "What changed" counts the decision it made."""
+    import polars as pl
+
+    out = variants["rejected"].parent
+    html = (out / "notices" / "A1.html").read_text()
+    text = flow(html)[0]
+    assert "Lines the Department confirmed" in text and 'id="confirmed_lines"' in html
+    confirmed = html.split('id="confirmed_lines"')[1].split("</table>")[0]
+    assert '<td>payroll/payroll.csv</td><td class="num">3</td><td>gross_wages</td>' in confirmed
+    assert "= $0.80 an hour, outside $1 to $500" in confirmed
+    assert "None of your submitted rows were rejected" not in text
+    assert "No other line of your submission was left out." in text
+    pdf = pdf_text(out / "notices" / "A1.pdf")
+    assert "Lines the Department confirmed" in pdf and "None of your submitted rows were rejected" not in pdf
+    page = " ".join((out / "index.html").read_text().split())
+    assert "applications decided by this run: 1 (A1), $0.00 awarded" in page
+    changes = pl.read_csv(out / "changes.csv", infer_schema=False)
+    assert changes.filter(pl.col("change") == "decided by this run").select("application_id", "after").rows() == [
+        ("A1", "REJECTED $0.00")]

@@ -45,6 +45,7 @@ def write_products(
     params=None,
     freed: dict | None = None,
     options: DocumentOptions | None = None,
+    confirmed: pl.DataFrame | None = None,
 ) -> list[Path]:
     """Write the award file, certificates, notices and reports under ``staging_dir``.
 
@@ -63,7 +64,9 @@ def write_products(
     multipliers: ``taxation/recapture.csv`` (written when a finding concerns an application of the
     run) and each notice's block of its findings; ``freed``: the cap findings freed
     (``finding_documents.freed_cap``), in the cap-sufficiency report. ``options``: the PDFs and the
-    helper process (``transforms.options.DocumentOptions``).
+    helper process (``transforms.options.DocumentOptions``). ``confirmed``: what the releases this run
+    decides take as read (the notices list it). Long because it takes every input of the documents
+    and hands each to its writer.
     """
     from transforms.award.ledger import caps
     from transforms.products.finding_documents import (
@@ -100,7 +103,7 @@ def write_products(
         files += write_notices(staging_dir, awards, employee_years, rejects, run_id=run_id, pdf_jobs=jobs,
                                documents=documents, held=held, history=history, members=members, addresses=addresses,
                                named_by=named_by, findings=blocks, helper=helper,
-                               caps=caps_now)
+                               caps=caps_now, confirmed=confirmed)
         pdfs += [pool.submit(job) for job in jobs[len(pdfs):]]
         files += reports.result()  # (on an error above, leaving the block still waits for it)
         files += [p for f in pdfs for p in f.result()]

@@ -161,7 +161,7 @@ def other_rejects(rejects: list[dict], held_rows: list[dict]) -> list[dict]:
     return [reject_line(r) for r in rejects if (r["file"], r["line"]) not in holding]
 
 
-def rejects_text(held: bool, rejects: list[dict], known: bool) -> str:
+def rejects_text(held: bool, rejects: list[dict], known: bool, confirmed: bool = False) -> str:
     """What a notice says of the employer's other rejected lines. A held notice never says nothing
     was rejected (the lines that hold it are listed above); a decided one says the decision does
     not rest on the lines and that a corrected file does not change it by itself."""
@@ -174,6 +174,8 @@ def rejects_text(held: bool, rejects: list[dict], known: bool) -> str:
                 "them. A corrected file does not change this decision by itself: if a line concerns an employee this "
                 "application claims, write to the Department at the address at the end of this notice, naming this "
                 "application.")
+    if confirmed:  # a release confirmed lines that held it (listed above): nothing else was left out
+        return "No other line of your submission was left out."
     return ("None of your submitted rows were rejected." if known
             else "Rejected rows are not attributed to employers in this run; see the run's rejects.csv.")
 
@@ -198,6 +200,7 @@ def pdf_record(n: dict) -> dict:
         "held_lines": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["fix"])] for r in n["held_lines"]],
         "doubtful_lines": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["fix"])]
                            for r in n["doubtful_lines"]],
+        "confirmed": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["fix"])] for r in n["confirmed"]],
         "declared": [[text(r["employee_id"]), text(r["figure"]), text(r["declared"]), text(r["read"]), text(r["difference"]),
                       f"{text(r['file'])} line {text(r['line'])}"] for r in n["declared"]],
     }

@@ -166,6 +166,15 @@ def _first_applications(awards: pl.DataFrame) -> dict[str, str]:
     return dict(got.select("application_id", "__first").iter_rows())
 
 
+def _confirmed_line(r: dict) -> dict:
+    """A line a release confirmed as its notice lists it: a doubtful line with what looked wrong, a
+    declared total with both figures (the payroll as read decides)."""
+    if r.get("figure"):
+        return {**r, "column": r["employee_id"], "fix": f"{r['figure']}: declared {r['declared']}, read {r['read']}; "
+                                                          "decided on the payroll as read"}
+    return r
+
+
 def _figure(figure: str, value: float) -> str:
     """A declared or read figure as the notice prints it: hours to 2 decimals, money in dollars."""
     return f"{value:,.2f} h" if "hours" in figure else f"${value:,.2f}"
@@ -189,6 +198,7 @@ def write_notices(
     findings: dict[str, list[dict]] | None = None,
     finding_notice: str = "",
     caps: dict[int, int] | None = None,
+    confirmed: pl.DataFrame | None = None,
     helper=None,
 ) -> list[Path]:
     """``notices/<application_id>.html`` for every application of ``awards``; a held one lists
@@ -207,6 +217,7 @@ def write_notices(
     rejects_known = rejects is not None and "employer_id" in rejects.columns
     rejects_of = _rejects_by_employer(rejects)
     held_of = _held_by_source(held)
+    confirmed_of = {app: [r for rows in parts.values() for r in rows] for app, parts in _held_by_source(confirmed).items()}
     certs, members_of, agency = _certificates(history, awards), _members_of(members), load_agency()
     firsts = _first_applications(awards)
     head = letterhead(agency)
@@ -222,7 +233,7 @@ def write_notices(
                        named_by=(named_by or {}).get(a["employer_id"], ""),
                        findings=(findings or {}).get(a["application_id"], []), finding_notice=finding_notice,
                        cap_cents=(caps or {}).get(int(a["approval_year"])), first=firsts.get(a["application_id"]),
-                       fell=fell.get(a["application_id"]))
+                       fell=fell.get(a["application_id"]), confirmed=confirmed_of.get(a["application_id"], []))
         pages.append((Path(staging_dir) / "notices" / f"{names[a['application_id']]}.html", {"n": ctx}))
     if pdf_jobs is not None and pages:
         job = pdf.job("notices", lambda: [pdf_record(ctx["n"]) for _, ctx in pages], Path(staging_dir) / "notices" / "notices.pdf",
@@ -236,7 +247,7 @@ def write_notices(
 def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_parts: dict, rejects: list[dict],
              rejects_known: bool, *, run_id: str, address: str | None, members: list, named_by: str, findings: list[dict],
              finding_notice: str, cap_cents: int | None = None, first: str | None = None,
-             fell: dict[str, str] | None = None) -> dict:
+             fell: dict[str, str] | None = None, confirmed: list[dict] | None = None) -> dict:
     """One notice's fields (``notice.html.j2``, and ``pdf_record`` for the PDF)."""
     held = a["status"] == "HELD"
     start = a.get("period_start") or dt.date(int(a["tax_year"]), 1, 1)
@@ -248,7 +259,8 @@ def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_pa
     opening = STATUS_WORDS.get(a["status"], a["status"])
     if finding_notice and findings:  # the notice of an audit finding opens with what happened
         opening = findings[0]["opening"]
-    shown = other_rejects(rejects, parts["held_lines"] + parts["doubtful_lines"]) if not finding_notice else []
+    confirmed = [_confirmed_line(r) for r in confirmed or []]
+    shown = other_rejects(rejects, parts["held_lines"] + parts["doubtful_lines"] + confirmed) if not finding_notice else []
     return {
         **head, **period, **cert,
         "application_id": text(a["application_id"]), "employer_name": text(a["employer_name"]),
@@ -260,7 +272,8 @@ def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_pa
                                        first=first, fell=fell),
         "employee_reason_list": explain_reasons(";".join(emp_codes), found=found, fell=fell),
         "lines": lines, "netted": [ln for ln in lines if ln["netted_lines"]], "members": members,
-        "rejects": shown, "rejects_text": rejects_text(held, shown, rejects_known),
+        "rejects": shown, "rejects_text": rejects_text(held, shown, rejects_known, bool(confirmed)),
+        "confirmed": confirmed,
         **{k: v for k, v in parts.items() if k != "agency"},
         "agency": [agency_sentence(fein(a["employer_id"]), period["period_word"], period["period"])
                    for _ in parts["agency"][:1]],
