@@ -246,7 +246,8 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: boo
     hashed = {f.file: f.sha256 for f in report.files}
     # the lines that stand rejected in files this run did not read again are reported too (issue 44)
     rejects = pl.concat([report.rejects, ids.rejects])
-    if (standing_only := as_rejects(workdir, standing, rejects)).height:
+    anew = {f.sha256 for f in report.files if f.status != "duplicate"}
+    if (standing_only := as_rejects(workdir, standing, rejects, anew)).height:
         rejects = pl.concat([rejects, standing_only.select(rejects.columns)]).sort("file", "line", maintain_order=True)
     staged = RunInputs(frames, rejects, input_file_records(input_dir, hashed),
                           key.source, key.key_id, report, docs_dir, pl.concat([standing, ids.lines]), named)

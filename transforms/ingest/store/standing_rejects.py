@@ -83,9 +83,9 @@ def standing_rejects(workdir: Path) -> pl.DataFrame:
     return out.sort("file", "line")
 
 
-def as_rejects(workdir: Path, standing: pl.DataFrame, fresh: pl.DataFrame) -> pl.DataFrame:
-    """The standing lines not among ``fresh`` (the rejects of the files this run read anew), as
-    rejected cells (``report.REJECT_SCHEMA``): a rerun that did not read a file again still reports
+def as_rejects(workdir: Path, standing: pl.DataFrame, fresh: pl.DataFrame, read_anew: set[str]) -> pl.DataFrame:
+    """The standing lines of the files this run did not read anew (``read_anew``: the sha256 of
+    those it did; ``fresh``: their rejects, never repeated), as rejected cells (``report.REJECT_SCHEMA``): a rerun that did not read a file again still reports
     the lines of it that stand rejected and hold applications (rejects.csv, rejects/, the page).
     One row per rejected column (its message and the value as the quarantine kept it, masked),
     or one row for the line when its columns and messages do not pair."""
@@ -95,7 +95,8 @@ def as_rejects(workdir: Path, standing: pl.DataFrame, fresh: pl.DataFrame) -> pl
     from transforms.ingest.validate.masking import short
 
     seen = set(fresh.select("file", "line").iter_rows()) if fresh.height else set()
-    left = [r for r in standing.iter_rows(named=True) if (r["file"], r["line"]) not in seen]
+    left = [r for r in standing.iter_rows(named=True)
+            if r["file_sha256"] not in read_anew and (r["file"], r["line"]) not in seen]
     cells_of = _cells(workdir, {r["file_sha256"] for r in left if r["file_sha256"]})
     rows = []
     for r in left:
