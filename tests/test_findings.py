@@ -305,3 +305,40 @@ def test_without_out_the_documents_go_beside_the_workdirs_outputs(base, work, tm
     r = CliRunner().invoke(app, ["finding", "withdraw", "F-0001", "--reason", "appeal upheld", "--workdir", str(work)],
                            env={"COLUMNS": "300"})
     assert r.exit_code == 0 and (out / "findings" / "F-0001-withdrawal" / "notices" / "A1.html").is_file(), r.output
+
+
+def test_a_finding_shows_at_the_application_level_with_audit_words(base, work, tmp_path):
+    """Issue 44: a finding that took an application's award shows in awards.csv's reasons (the
+    finding's code, never NO_CREDIT_DUE), on the run page (found on audit, the amount recaptured,
+    the penalty multiplier) and in the notice, explained as a finding with a hearing as its remedy,
+    never a payroll remedy; an (f) finding likewise."""
+    got = record(work, tmp_path / "f1", application_id="B1", employees=["E1"], knowing="yes")
+    assert [(e["status"], e["reasons"], e["certified_now"]) for e in got.effects] == [("REJECTED", "MISCLASSIFIED", 0.0)]
+    record(work, tmp_path / "f2", application_id="C1", kind="wage-reduction", employees=[], knowing="no",
+           reason="rates cut to qualify")
+    awards = annual(base["sub"], work, tmp_path / "r1")
+    reasons = dict(awards.select("application_id", "reasons").iter_rows())
+    assert reasons["B1"] == "MISCLASSIFIED" and reasons["C1"] == "WAGE_REDUCTION"
+    page = (tmp_path / "r1" / "index.html").read_text()
+    assert ("Not an employee with an impairment (audit) (MISCLASSIFIED); found on audit (F-0001, September 3, 2024): "
+            "$433.20 recaptured, penalties x3, never waived") in page
+    assert "Wages reduced (WAGE_REDUCTION); found on audit (F-0002, September 3, 2024): $236.69 recaptured, penalties x1" in page
+    from tests.test_notice_words import assert_pointers_true
+
+    for out, app, fid in (("f1", "B1", "F-0001"), ("r1", "B1", "F-0001"), ("f2", "C1", "F-0002"), ("r1", "C1", "F-0002")):
+        notice = (tmp_path / out / "notices" / f"{app}.html").read_text()
+        flat = " ".join(notice.split())
+        assert "Nothing is owed" not in flat and "corrected payroll" not in flat and "send again" not in flat, (out, app)
+        assert "Found on audit" in flat and f"See \u201cAudit finding {fid}\u201d above." in flat, (out, app)
+        assert "ask for a hearing" in flat
+        assert_pointers_true(notice)
+    c1 = " ".join((tmp_path / "r1" / "notices" / "C1.html").read_text().split())
+    assert "average hourly rate" not in c1  # an (f) finding is not the payroll's computation
+
+
+def test_the_cap_stated_is_the_cap_applied(base):
+    """Issue 44: the reason CAP_EXHAUSTED states the cap the run allocated against (here 1,500 dollars,
+    its ``cap``), never the statute's $10,000,000."""
+    flat = " ".join((base["root"] / "out0" / "notices" / "C1.html").read_text().split())
+    assert "The annual limit of approvals ($1,500 per calendar year) was reached" in flat
+    assert "10,000,000" not in flat

@@ -231,7 +231,8 @@ def write_changes(ctx: RunContext, con, staging: PendingOutputs, decisions: Deci
     employee_years = ctx.computed_years if ctx.computed_years is not None else employee_years_of(ctx.result)
     changed = since_last_run(con, kind=ctx.kind, tax_year=ctx.tax_year, files=ctx.staged.files,
                              employee_years=employee_years, request_differs=decisions.request_differs,
-                             reopened=decisions.reopened, groups=memberships(ctx.staged.frames.get("control_groups")))
+                             reopened=decisions.reopened, groups=memberships(ctx.staged.frames.get("control_groups")),
+                             decided=decisions.new.filter(pl.col("kind") == "decision"))
     write_csv(changed.frame(), staging.path("changes.csv"))
     summary.changes, summary.changes_counts = changed.lines(), changed.counts()
     summary.inputs_changed = changed.inputs_changed
@@ -251,7 +252,7 @@ def addresses(applications, ids: list[str]) -> dict[str, str]:
 def write_run_products(ctx: RunContext, con, staging: PendingOutputs, decisions: Decisions, summary: RunSummary) -> None:
     """The award file, certificates, notices, reports, awards.xlsx and index.html."""
     from transforms.products import write_index, write_products
-    from transforms.products.finding_documents import freed_cap
+    from transforms.products.finding_documents import audit_notes, freed_cap
     from transforms.products.good_faith import write_good_faith
     from transforms.products.workbook import write_workbook
 
@@ -265,7 +266,7 @@ def write_run_products(ctx: RunContext, con, staging: PendingOutputs, decisions:
             rejects=staged.rejects, run_id=ctx.run_id, tax_year=ctx.tax_year, approval_year=ctx.as_of.year,
             cap_cents=decisions.cap_cents, history=history, held=ctx.held, members=result.members,
             addresses=addresses(staged.frames["applications"], ids), named_by=named_by(ctx.workdir, staged.frames["payroll"], staged.collect, staged.layouts),
-            findings=ctx.findings, params=ctx.params, freed=freed, options=ctx.documents,
+            findings=ctx.findings, params=ctx.params, freed=freed, options=ctx.documents, confirmed=ctx.confirmed,
         )
         made += write_good_faith(staging.dir, con, ctx.workdir, ctx.tax_year, decisions.awards, ctx.findings or [],
                                  ctx.params)
@@ -279,7 +280,8 @@ def write_run_products(ctx: RunContext, con, staging: PendingOutputs, decisions:
         write_json({**manifest, "documents": documents}, staging.path("manifest.json"))
         write_index(staging.dir, summary, decided_at=nj_time(ledger.now_utc()), awards=decisions.awards, history=history,
                     held=ctx.held, rejects=staged.rejects, freed=freed,
-                    input_files=getattr(staged.report, "files", None))
+                    input_files=getattr(staged.report, "files", None),
+                    audit=audit_notes(con, ctx.findings, decisions.awards, ctx.params) if ctx.findings else None)
         s.say(f"{len(made) + 2:,} files (award file, certificates, notices, reports, awards.xlsx, index.html)")
 
 

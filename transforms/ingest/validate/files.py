@@ -66,6 +66,29 @@ def held(passed: pl.DataFrame, index: int, sheet: int = 0) -> pl.DataFrame:
     )
 
 
+# a cell that names a totals line (``TOTAL``, ``Grand total``, ``Totals:``): the line is one problem, not one per cell
+_TOTALS = re.compile(r"(?i)^\s*(grand\s+|sub-?\s*)?totals?\b")
+TOTALS_MESSAGE = "a totals line: remove it (the credit is computed from the lines themselves)"
+
+
+def _totals_said_once(pending: list[tuple], bad: dict[int, list[str]], text: pl.DataFrame, lines: list[int]) -> None:
+    """The rejects of a failed line (``lines``) one of whose cells (``text``) says it is a totals
+    line (``_TOTALS``), said as one problem: that cell, rule ``totals_line``, "a totals line: remove it"."""
+    text_of = lookup(text, lines, [c for c in text.columns if c != "__line"]) if lines else {}
+    totals = {}
+    for line, row in text_of.items():
+        said = next(((c, v) for c, v in row.items() if isinstance(v, str) and _TOTALS.match(v)), None)
+        if said is not None:
+            totals[line] = said
+    if not totals:
+        return
+    kept = [p for p in pending if p[0] not in totals]
+    for line, (column, value) in sorted(totals.items()):
+        kept.append((line, column, "totals_line", TOTALS_MESSAGE, None if column == "ssn" else mask_value(value)))
+        bad[line] = ["totals_line"]
+    pending[:] = kept
+
+
 def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Path | None, engine: str = "polars",
                    scope: FileScope | None = None) -> None:
     """Validate one staged table into ``work``: its rejects, quarantined rows and rows that passed.
@@ -139,6 +162,7 @@ def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Pat
             value = None if f.column == "ssn" else mask_value(raw)
             pending.append((line, f.column, rule, message, value))
             bad.setdefault(line, []).append(rule)
+    _totals_said_once(pending, bad, text, failed_lines)
     flush()
     quarantine_rows(work, st, [ln for ln in struct_lines if ln not in ragged], {}, None)
     quarantine_rows(work, st, list(bad), bad, None)
