@@ -37,9 +37,13 @@ from transforms.award.ledger import (
     now_utc,
     rollback,
 )
+from transforms.settings import RuleSettings
 
 ACT_RUNS = ("finding", "withdrawal")  # the runs of kind finding and withdrawal: their rows are not a decision's base
 FAILPOINTS = ("finding_decided", "finding_committed")  # before and after the commit (tests/test_findings_crash.py)
+
+# I-16 as the spec chooses it (transforms.settings): an act is no run with settings of its own
+FINDING_REASONS = RuleSettings().finding_reasons
 
 
 class FindingError(LedgerError):
@@ -87,8 +91,8 @@ def _request(con, app: dict, findings: list[fnd.Finding]) -> tuple[int, str, set
     decision, emp = base(con, app["application_id"])
     emp = fnd.apply_to_employee_years(emp, findings)
     req = int(emp.filter(pl.col("status") == "ELIGIBLE")["credit_cents"].sum())
-    found = fnd.found_codes(app, findings)
-    return req, fnd.application_reasons(decision["reasons"], found), found
+    found = fnd.found_codes(app, findings, FINDING_REASONS)
+    return req, fnd.application_reasons(decision["reasons"], found), found if FINDING_REASONS == "finding_code" else set()
 
 
 def _rows(app: dict, history: pl.DataFrame, changes: list[tuple[int, int]], req: int, award: int, own: str,

@@ -43,7 +43,10 @@ def explain_reasons(reasons: str | None, *, held: dict | None = None, found: dic
     ``first``: the employer's first application of the tax year, named by ``DUPLICATE_APPLICATION``;
     ``fell``: employee id -> how its rate fell (``rates_fell``), named by ``WAGE_REDUCTION``."""
     out = []
-    for code in [r for r in (reasons or "").split(";") if r]:
+    codes = [r for r in (reasons or "").split(";") if r]
+    if found and "NO_CREDIT_DUE" in codes:  # a finding took every employee (I-16's default): said as the finding
+        codes = [c for c in codes if c != "NO_CREDIT_DUE"] + [c for c in found if c in FOUND_REASONS and c not in codes]
+    for code in codes:
         words, cite = REASONS.get(code, (f"Reason code {code}.", ""))
         action = held_action(code, held) if held is not None else ACTIONS.get(code, "")
         if code == "WAGE_REDUCTION" and fell:

@@ -130,7 +130,7 @@ def apply_findings(ctx: RunContext, con) -> None:
     ctx.computed_years = employee_years_of(ctx.result)
     ctx.findings = audit.read_findings(con)
     ctx.result.employees, ctx.result.applications = audit.apply(ctx.result.employees, ctx.result.applications,
-                                                                ctx.findings)
+                                                                ctx.findings, ctx.settings.rules.finding_reasons)
 
 
 def decide(ctx: RunContext, con, *, fresh: bool = False) -> Decisions:
