@@ -150,7 +150,7 @@ def fail_or_nothing(exc: BaseException) -> None:
 
 def said(exc: BaseException) -> str:  # a known error's line (a local cluster's lost workers: the way on too)
     from transforms.ingest.executors import ClusterError
-    return f"{exc} (or without --workers)" if isinstance(exc, ClusterError) and _local[0] else str(exc)
+    return f"{exc}; or run without --workers" if isinstance(exc, ClusterError) and _local[0] else str(exc)
 
 
 def known_errors() -> tuple[type[BaseException], ...]:

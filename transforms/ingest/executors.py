@@ -200,7 +200,7 @@ def local_cluster(workers: int, say, tries: int = START_TRIES):
                                    silence_logs=logging.CRITICAL)
             break
         except (RuntimeError, OSError, TimeoutError) as exc:
-            failed.append(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+            failed.append(str(exc).splitlines()[0].rstrip(".") if str(exc) else type(exc).__name__)
     else:
         say(f"dask: the local cluster's workers died while starting ({tries} tries; {failed[-1]}): the run goes on "
             "with this process's threads")
