@@ -65,7 +65,7 @@ def _run(input: Path, years: str, as_of_date, out: Path, workdir: Path, cap, pol
             )
         report = state.result(raise_on_failure=False)
     except common.known_errors() as exc:
-        common.fail(str(exc))
+        common.fail(common.said(exc))
         return
     records = [{"tax_year": y.tax_year, "status": y.status, "run_id": y.summary.run_id if y.summary else None,
                 "applications": y.summary.applications if y.summary else None,

@@ -55,7 +55,8 @@ def check_complete(input_dir: Path, workdir: Path | None = None, cluster=None) -
         from transforms.ingest import tasks
         from transforms.ingest.executors import run_on_worker
 
-        problems = run_on_worker(cluster, tasks.incomplete, Path(input_dir), [workdir] if workdir else [])
+        problems = run_on_worker(cluster, tasks.incomplete, Path(input_dir), [workdir] if workdir else [],
+                                 what="the submission was checked")
     else:
         problems = incomplete(input_dir, exclude=[workdir] if workdir else None)
     if problems:
@@ -148,7 +149,7 @@ class RunInputs:
             return plan.collect()
         from transforms.ingest.executors import run_on_worker
 
-        return run_on_worker(self.cluster, _collect, plan)
+        return run_on_worker(self.cluster, _collect, plan, what="the payroll was read")
 
     @property
     def lake_sha256(self) -> str | None:
