@@ -270,7 +270,7 @@ def test_the_summary_says_why_applications_are_held_by_source_at_80_columns(tmp_
 
     from rich.console import Console
 
-    from flows.cli import common
+    from flows.cli import common, consoles
 
     sub = write_submission(tmp_path / "n", months=EXAMPLE_A, tax_year=2023, received="2024-02-01T09:00:00", rates=False)
     work, as_of = tmp_path / "w", dt.date(2024, 7, 1)
@@ -282,7 +282,7 @@ def test_the_summary_says_why_applications_are_held_by_source_at_80_columns(tmp_
         started_at=ledger.now_utc()))
     assert summary.held_by == {"agency": 1}
     buf = io.StringIO()
-    monkeypatch.setattr(common, "console", Console(file=buf, width=80, force_terminal=False))
+    monkeypatch.setattr(consoles, "console", Console(file=buf, width=80, force_terminal=False))
     common.print_summary(summary)
     text = buf.getvalue()
     held = [line for line in text.splitlines() if "Held, not decided" in line or "by the Department" in line]
