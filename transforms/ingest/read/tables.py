@@ -228,7 +228,8 @@ def _read_workbook(dataset: str, path: Path, rel: str, key: HashKey, context: Fi
     for got in plan.read:
         if not got.sheet.visible:
             notes.append(f"sheet '{got.sheet.name}' is hidden (read like the others)")
-        tables, problem, unread, _ = _stage_records(dataset, got.records, got.found, rel, key, context, notes,
+        mine = context.for_sheet(got.sheet.name) if context is not None else None  # files.csv: the sheet's employer
+        tables, problem, unread, _ = _stage_records(dataset, got.records, got.found, rel, key, mine, notes,
                                                     sheet=got.sheet.name)
         if problem is not None:
             return [], problem, [], notes

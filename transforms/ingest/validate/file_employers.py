@@ -16,11 +16,8 @@ _FEIN = re.compile(r"^\d{2}-?\d{7}$")
 
 def context_employers(w: FileWork) -> set[str]:
     """The employers a file names outside its readable lines: the one its folder or files.csv gives
-    (``FileWork.context``) and the EIN each line that disagrees with it prints (a PEO prints its own)."""
-    out = set()
-    given = w.context.get("employer_id") if w.context is not None else None
-    if given:
-        out.add(given)
+    (``FileWork.context``; a workbook's sheets', ``sheet`` in files.csv) and the EIN each line that disagrees with it prints (a PEO prints its own)."""
+    out = set(w.context.employers()) if w.context is not None else set()
     out |= {q["printed_employer"] for q in w.quarantine if q.get("printed_employer")}
     return {e for e in out if _NINE.match(e)}
 

@@ -174,7 +174,7 @@ def _quarantine_ragged(work: FileWork, st: StagedTable, ragged: dict, sole: str 
     """The lines of the wrong width, and those a quote left open spans (``quotes.py``), quarantined."""
     open_quote = {e.line: e.message for e in st.structural if e.rule == "open_quote"}
     at = next((i for i, (_, f) in enumerate(st.columns) if f == "employer_id"), None)
-    given = work.context.get("employer_id") if work.context is not None else None
+    given = work.context.for_sheet(st.sheet).get("employer_id") if work.context is not None else None
     for line, cells in ragged.items():
         rule, said = ("open_quote", open_quote[line]) if line in open_quote else ("field_count", f"{len(cells)} fields")
         # a line a quote hid still names its employer in its text: one of the employers the file

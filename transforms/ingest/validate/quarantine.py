@@ -118,7 +118,7 @@ def quarantine_rows(work: FileWork, st: StagedTable, lines: list[int], rules: di
         # an employer id that disagrees with the folder's or files.csv's is in doubt: the line holds
         # the applications of every employer the file names (spec section 7)
         disputed = "context_mismatch" in rl
-        given = work.context.get("employer_id") if work.context is not None else None
+        given = work.context.for_sheet(st.sheet).get("employer_id") if work.context is not None else None
         printed = mask_employer(emp.get(line), st.ssn_digits) if disputed else None
         work.quarantine.append(dict(
             source_sheet=st.sheet, source_line=line,

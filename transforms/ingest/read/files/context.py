@@ -2,8 +2,10 @@
 rows. A folder named by the employer's FEIN (``payroll/123456789/...``) gives the employer id;
 ``payroll/files.csv`` names, per file (or per folder, ``123456789/``), its ``employer_id`` and
 optionally ``period_start``, ``period_end``, ``pay_date``, ``pay_frequency`` and ``pay_lag_days``
-(a report with only check dates) and ``layout``. Where the file has the field too, the two must
-agree: a disagreement is a reject of the row. The fields a line takes from outside its rows are
+(a report with only check dates) and ``layout``; a line with a ``sheet`` names them for that sheet
+of a workbook (a payroll bureau's workbook, a tab per client company), the file's other sheets
+keeping the file's line. Where the file has the field too, the two must agree: a disagreement is a
+reject of the row. The fields a line takes from outside its rows are
 part of its identity for the duplicate test (``FileContext.key``).
 """
 
@@ -18,6 +20,7 @@ import polars as pl
 
 from transforms.ingest.read.cast.row_checks import CellError
 from transforms.ingest.read.files import readers as rd
+from transforms.ingest.read.files import workbooks as wbk
 from transforms.ingest.read.layouts import header as hd
 from transforms.ingest.read.layouts import profiles as pf
 
@@ -34,15 +37,25 @@ class FileContext:
     values: tuple[tuple[str, str], ...] = ()  # (field, value) of CONTEXT_FIELDS
     layout: str | None = None
     source: str = ""  # where it comes from, for messages
+    sheets: tuple[tuple[str, FileContext], ...] = ()  # a workbook's sheet -> its own context
 
     def get(self, name: str) -> str | None:
         return dict(self.values).get(name)
+
+    def for_sheet(self, name: str | None) -> FileContext:
+        """The context of a sheet of the workbook: its files.csv line's, else the file's."""
+        return dict(self.sheets).get(name, self) if name is not None else self
+
+    def employers(self) -> list[str]:
+        """The employers the context gives: the file's and each of its sheets'."""
+        return [e for c in (self, *(c for _, c in self.sheets)) if (e := c.get("employer_id"))]
 
     @property
     def key(self) -> str:
         """What the file's lines take from outside their rows, for the duplicate test (spec
         section 1: a line's fields from its folder or files.csv are part of it)."""
-        return ";".join(f"{k}={v}" for k, v in self.values) + (f";layout={self.layout}" if self.layout else "")
+        return (";".join(f"{k}={v}" for k, v in self.values) + (f";layout={self.layout}" if self.layout else "")
+                + "".join(f";sheet[{n}]:{c.key}" for n, c in self.sheets))
 
 
 def contexts(root: Path, rels: list[str]) -> tuple[dict[str, FileContext], list[CellError]]:
@@ -65,9 +78,13 @@ def contexts(root: Path, rels: list[str]) -> tuple[dict[str, FileContext], list[
     text, _ = rd.decode(manifest.read_bytes(), ["utf-8", "cp1252"])
     rows = list(csv.DictReader(text.splitlines()))
     known = {r.removeprefix("payroll/"): r for r in rels}
+    by_sheet: list[tuple[int, dict[str, str], str]] = []
     for line, row in enumerate(rows, start=2):
         row = {(k or "").strip().lower(): (v or "").strip() for k, v in row.items()}
         name = row.get("file", "").removeprefix("payroll/")
+        if row.get("sheet"):
+            by_sheet.append((line, row, name))
+            continue
         targets = [known[name]] if name in known else [r for k, r in known.items() if name.endswith("/") and k.startswith(name)]
         if not targets:
             errors.append(CellError(MANIFEST, line, "file", name, "unknown_file",
@@ -81,7 +98,44 @@ def contexts(root: Path, rels: list[str]) -> tuple[dict[str, FileContext], list[
             values = dict(out[target].values) if target in out else {}
             values |= {k: _context_value(k, v) for k in CONTEXT_FIELDS if (v := row.get(k))}
             out[target] = FileContext(tuple(sorted(values.items())), row.get("layout") or None, f"{MANIFEST} line {line}")
+    errors += _sheet_contexts(root, known, by_sheet, out)
     return out, errors
+
+
+def _sheet_contexts(root: Path, known: dict[str, str], lines: list[tuple[int, dict[str, str], str]],
+                    out: dict[str, FileContext]) -> list[CellError]:
+    """The files.csv lines with a ``sheet``: each gives that sheet of a workbook its context (the
+    file's, overlaid by the line's fields), set in ``out``; a line naming a file that is not a
+    workbook of the submission or a sheet the workbook does not have is an error naming both (only
+    the workbook's sheet names are read)."""
+    errors: list[CellError] = []
+    for line, row, name in lines:
+        sheet = row["sheet"]
+        if name not in known or PurePosixPath(name).suffix.lower() not in wbk.WORKBOOK_EXT:
+            errors.append(CellError(MANIFEST, line, "file", name, "unknown_file",
+                                    f"file: {name!r} is not a workbook of the submission (a line with a sheet "
+                                    f"names one workbook's sheet)"))
+            continue
+        rel = known[name]
+        names = wbk.sheet_names(root / rel)
+        if names is not None and sheet not in names:
+            errors.append(CellError(MANIFEST, line, "sheet", sheet, "unknown_sheet",
+                                    f"sheet: {name} has no sheet {sheet!r} (its sheets: "
+                                    f"{', '.join(repr(n) for n in names)})"))
+            continue
+        if row.get("layout"):
+            errors.append(CellError(MANIFEST, line, "layout", row["layout"], "sheet_layout",
+                                    "layout is named per file: write it on the file's line without a sheet"))
+            continue
+        if (bad := _manifest_error(row, line)) is not None:
+            errors.append(bad)
+            continue
+        base = out.get(rel, FileContext())
+        values = dict(base.values) | {k: _context_value(k, v) for k in CONTEXT_FIELDS if (v := row.get(k))}
+        mine = FileContext(tuple(sorted(values.items())), None, f"{MANIFEST} line {line} (sheet '{sheet}')")
+        out[rel] = FileContext(base.values, base.layout, base.source or MANIFEST,
+                               tuple(sorted({**dict(base.sheets), sheet: mine}.items())))
+    return errors
 
 
 def _context_value(name: str, value: str) -> str:

@@ -63,6 +63,22 @@ def read_workbook(path: Path) -> list[Sheet]:
     return sheets
 
 
+def sheet_names(path: Path) -> list[str] | None:
+    """The names of a workbook's sheets, read from its directory alone (no cell is read); None
+    when the workbook cannot be read (its read says why)."""
+    import zipfile
+
+    try:
+        if path.suffix.lower() in (".xlsx", ".xlsm"):
+            with zipfile.ZipFile(path) as z:
+                return list(_sheet_members(z))
+        import fastexcel
+
+        return list(fastexcel.read_excel(str(path)).sheet_names)
+    except Exception:  # a damaged or mislabelled file: its read names the problem
+        return None
+
+
 # a duration cell ([h]:mm: a fraction of days) as calamine writes it as text: a date-time of its
 # first days (1899-12-31 is day 0: up to 8,784 hours); no payroll date is in 1900
 _CLOCK_DAY = re.compile(r"^(1899-12-3[01]|1900-\d\d-\d\d) \d\d:\d\d:\d\d(\.\d+)?$")

@@ -5,10 +5,14 @@ each named in the label column). Such a table is read as if each of its columns 
 label column becomes the header, each other column a row whose line is the column's number
 (counted from the first column read: A is 1 in a sheet whose cells start in column A). The lines
 above the table (no value beside the labels: a title, ``Pay Date: 01/06/2023``) stay lines above
-the header: the preamble, or block lines that set their fields for every column. Then the header
+the header: the preamble, or block lines that set their fields for every column; so does a line
+of two cells whose label is a block's, ``Pay period | 01/01/2023 - 01/15/2023`` (its value in the
+first employee's column), before the table's first line. Then the header
 is found and the rows read as in any other table (``header``, ``shape``, ``staging``)."""
 
 from __future__ import annotations
+
+import re
 
 from transforms.ingest.read.files import readers as rd
 from transforms.ingest.read.layouts import header as hd
@@ -20,20 +24,30 @@ def _filled(c: str | None) -> bool:
     return c is not None and bool(c.strip())
 
 
-def table_start(records: Records, label_columns: int = 1) -> int | None:
+def table_start(records: Records, label_columns: int = 1, blocks: tuple[str, ...] = ()) -> int | None:
     """The index of a transposed table's first line: the first holding a value beside its labels
-    (the lines above it stay lines; in the transposed records, the header's index)."""
-    return next((i for i, (_, cells) in enumerate(records) if any(_filled(c) for c in cells[label_columns:])), None)
+    (the lines above it stay lines; in the transposed records, the header's index). A line before
+    it whose label is a block's (``blocks``: the profile's ``report.blocks`` labels) and that holds
+    one value beside it (``Pay period | 01/01/2023 - 01/15/2023``) is a block line above the table."""
+    for i, (_, cells) in enumerate(records):
+        values = [c for c in cells[label_columns:] if _filled(c)]
+        if not values:
+            continue
+        label = (_label(cells, label_columns) or "").strip()
+        if len(values) == 1 and label and any(re.fullmatch(b, label, re.I) for b in blocks):
+            continue
+        return i
+    return None
 
 
 def transposed(records: Records, label_columns: int = 1, *, two_row: bool = False, group_row: int | None = None,
-               heading_row: int | None = None) -> Records:
+               heading_row: int | None = None, blocks: tuple[str, ...] = ()) -> Records:
     """``records`` with the table's columns as lines (see the module's docstring and
     ``profile_keys.Transposed``): the lines above the table, the labels (one line; two with
     ``two_row``: the group's above the item's), then one line per column that holds a value, or
     per group of columns (``group_row``)."""
     n = label_columns
-    start = table_start(records, n)
+    start = table_start(records, n, blocks)
     if start is None:
         return records
     body = records[start:]
@@ -98,8 +112,8 @@ def find_layout(cands: list, records: Records) -> tuple[hd.Found | None, hd.Near
     used = records
     for spec in sorted({_shape(p) for p in cands if p.transposed is not None}, key=str):
         group = [p for p in cands if p.transposed is not None and _shape(p) == spec]
-        n, two_row, group_row, heading_row = spec
-        turned = transposed(records, n, two_row=two_row, group_row=group_row, heading_row=heading_row)
+        n, two_row, group_row, heading_row, blocks = spec
+        turned = transposed(records, n, two_row=two_row, group_row=group_row, heading_row=heading_row, blocks=blocks)
         f, m = hd.find_layout(group, turned)
         if f is not None and (found is None or len(f.match.columns) > len(found.match.columns)):
             found, near, used = f, None, turned
@@ -109,9 +123,11 @@ def find_layout(cands: list, records: Records) -> tuple[hd.Found | None, hd.Near
 
 
 def _shape(p) -> tuple:
-    """How a transposed profile turns the table: (label columns, two-row labels, group row, heading row)."""
+    """How a transposed profile turns the table: (label columns, two-row labels, group row, heading
+    row, the labels of its block lines)."""
     tr = p.transposed
-    return (tr.label_columns, p.report is not None and p.report.header_rows == 2, tr.group_row, tr.heading_row)
+    blocks = tuple(b.label for b in p.report.blocks) if p.report is not None else ()
+    return (tr.label_columns, p.report is not None and p.report.header_rows == 2, tr.group_row, tr.heading_row, blocks)
 
 
 def find_in_text(cands: list, data: bytes) -> tuple[Records, hd.Found, str] | None:
