@@ -4,6 +4,7 @@ filing instructions by tax type. One strict schema (an unknown key is an error).
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 from functools import lru_cache
 from pathlib import Path
@@ -38,6 +39,13 @@ class Appeal(_Strict):
     citation: str = Field(min_length=1)
 
 
+class Resubmission(_Strict):
+    """What a held application's notice says: where corrected files go, and within how many days."""
+
+    where: str = Field(min_length=1)
+    reply_days: int = Field(gt=0, le=365)
+
+
 class Filing(_Strict):
     title: str = Field(min_length=1)
     period_word: str = Field(min_length=1)
@@ -49,6 +57,7 @@ class Agency(_Strict):
     agency: Office
     certifying_official: Official
     appeal: Appeal
+    resubmission: Resubmission
     filing: dict[str, Filing]
     sha256: str = ""
 
@@ -59,6 +68,10 @@ class Agency(_Strict):
     def contact(self) -> str:
         """One line: telephone, e-mail and website, those set."""
         return " | ".join(v for v in (self.agency.phone, self.agency.email, self.agency.website) if v)
+
+    def reply_by(self, notice_date: dt.date) -> dt.date:
+        """The date corrected files are asked for by: the reply period after the notice's date."""
+        return notice_date + dt.timedelta(days=self.resubmission.reply_days)
 
     def signature_path(self) -> Path | None:
         img = self.certifying_official.signature_image

@@ -120,9 +120,11 @@ def held_action(code: str, sections: dict) -> str:
     if code != "INPUT_REJECTED":
         return HELD_ACTIONS.get(code) or ACTIONS.get(code, "")
     parts = []
+    send = sections.get("send") or {}
+    when = f" by {send['by']}" if send.get("by") else ""
     if sections.get("held_lines"):
-        parts.append(f"Correct the lines under \u201c{HELD_SECTIONS['held_lines']}\u201d above and send the files again "
-                     "under the same names.")
+        parts.append(f"Correct the lines under \u201c{HELD_SECTIONS['held_lines']}\u201d above and send the corrected "
+                     f"files{when}, {send.get('where') or 'under the same names'}.")
     if sections.get("doubtful_lines"):
         parts.append(f"For each line under \u201c{HELD_SECTIONS['doubtful_lines']}\u201d above: if it is right as "
                      "written, write to the Department at the address at the end of this notice to say so, and the "
@@ -192,7 +194,7 @@ def pdf_record(n: dict) -> dict:
             "application_id", "employer_name", "fein", "employer_address", "tax_type", "tax_type_title", "tax_year",
             "period_label", "period", "approval_year", "status", "status_label", "opening", "requested", "awarded",
             "certificate_no", "amended", "amends_no", "before", "after", "members", "decided_on", "received",
-            "findings", "finding_notice", "named_by", "agency", "rejects_text")
+            "findings", "finding_notice", "named_by", "agency", "rejects_text", "send_where", "send_by")
     return {
         **{k: n[k] for k in keep},
         "reasons": reasons(n["reason_list"]), "employee_reasons": reasons(n["employee_reason_list"]),

@@ -256,6 +256,9 @@ def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_pa
     end = a.get("period_end") or dt.date(int(a["tax_year"]), 12, 31)
     period = tax_period(agency, a["tax_type"], start, end)
     parts = {k: held_parts.get(k, []) for k in HELD_PARTS}
+    on = decision_date(a.get("run_id") or run_id)
+    send_by = long_date(agency.reply_by(dt.date.fromisoformat(on))) if held and on else ""
+    parts["send"] = {"where": agency.resubmission.where, "by": send_by}  # where and by when (held_action)
     emp_codes = sorted({r["code"] for ln in lines for r in ln["reason_list"]})
     found = {f["code"]: f["title"] for f in findings if f.get("active")}  # codes an audit finding in force gave
     opening = STATUS_WORDS.get(a["status"], a["status"])
@@ -276,10 +279,11 @@ def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_pa
         "lines": lines, "netted": [ln for ln in lines if ln["netted_lines"]], "members": members,
         "rejects": shown, "rejects_text": rejects_text(held, shown, rejects_known, bool(confirmed)),
         "confirmed": confirmed,
-        **{k: v for k, v in parts.items() if k != "agency"},
+        **{k: v for k, v in parts.items() if k not in ("agency", "send")},
+        "send_where": parts["send"]["where"], "send_by": send_by,
         "agency": [agency_sentence(fein(a["employer_id"]), period["period_word"], period["period"])
                    for _ in parts["agency"][:1]],
         "received": long_instant(a.get("received_at")),
-        "decided_on": long_date(decision_date(a.get("run_id") or run_id)),
+        "decided_on": long_date(on),
         "named_by": text(named_by), "findings": findings, "finding_notice": finding_notice,
     }

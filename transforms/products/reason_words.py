@@ -172,8 +172,9 @@ STATUS_WORDS = {
     "PARTIAL": "Your application is approved in part: the annual limit of approvals did not allow the full amount.",
     "WAITLISTED": "Your application is eligible but waitlisted: the annual limit of approvals has been reached.",
     "REJECTED": "Your application is not approved.",
-    "HELD": "Nothing is decided yet: the reading this application would be decided on is not proven (see "
-            "\u201cWhy it is held\u201d below). Nothing is final; the next run that can prove it decides the application.",
+    "HELD": "Nothing is decided yet: part of what this application would be decided on could not be read, "
+            "does not match, or is still missing (\u201cWhy it is held\u201d below says what). Nothing is final; the "
+            "next run that has it decides the application.",
 }
 
 # each code as an employer reads it beside the code: decisions, employee statuses, wage categories, reasons
