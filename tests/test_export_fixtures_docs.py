@@ -8,7 +8,9 @@ knowledge of the layout -- never with impcredit's reader or profiles (none exist
 - ``quickbooks_desktop_payroll_summary``: a transposed workbook, a Summary sheet then one sheet
   per check date with the employees across the top;
 - ``gusto_custom_report``: a configurable report in two variants, the employer taxes' total only or
-  their parts only.
+  their parts only;
+- ``justworks_payroll_report``: a PEO's custom payroll report, the PEO's own EIN and member number
+  beside the employer's Work ID.
 
 For every check of ``common.PAYROLL`` each export must give its hours, gross wages and employer
 taxes to the cent (``common.canonical_rows()``), its own totals lines must add up, the files must
@@ -30,6 +32,7 @@ import pytest
 
 from tests.fixtures.exports import common
 from tests.fixtures.exports import gusto_custom_report as gusto_custom
+from tests.fixtures.exports import justworks_payroll_report as justworks
 from tests.fixtures.exports import patriot_payroll_details as patriot
 from tests.fixtures.exports import quickbooks_desktop_payroll_summary as qbd
 
@@ -345,6 +348,7 @@ WRITERS = {
     "qbd": qbd.write,
     "gusto_total": lambda folder, fmt: gusto_custom.write(folder, fmt, "total"),
     "gusto_parts": lambda folder, fmt: gusto_custom.write(folder, fmt, "parts"),
+    "justworks": justworks.write,
 }
 SSN = re.compile(r"(?<!\d)(\d{3}-\d{2}-\d{4}|\d{3} \d{2} \d{4}|\d{9})(?!\d)")
 
@@ -356,6 +360,31 @@ def _all_text(path: Path) -> list[str]:
             text(v) for ws in wb.worksheets for r in ws.iter_rows(values_only=True) for v in r if v is not None]
     raw = path.read_bytes()
     return [raw.decode("utf-8-sig") if raw.startswith(b"\xef\xbb\xbf") else raw.decode("cp1252")]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_justworks_payroll_report_adds_up(fmt, tmp_path):
+    """A line per check: the PEO's EIN on every line (never the employer's), the Work ID the
+    roster's id, the member number Justworks' own; hours, gross and employer taxes to the cent."""
+    (path,) = justworks.write(tmp_path, fmt)
+    rows = _rows(path)
+    head = [str(h) for h in rows[0]]
+    assert head == justworks.HEADER
+    lines = [dict(zip(head, r, strict=True)) for r in rows[1:]]
+    assert {ln["Company FEIN"] for ln in lines} == {justworks.PEO_FEIN} != {common.FEIN}
+    by_id = {e.employee_id: e for e in common.EMPLOYEES}
+    got = Counter()
+    for ln in lines:
+        e = by_id[str(ln["Work ID"])]
+        assert ln["Member ID"] == justworks.MEMBER_IDS[e.employee_id] and ln["Member Name"] == f"{e.first} {e.last}"
+        end = ln["Pay Period End"]
+        end = end.date() if isinstance(end, dt.datetime) else dt.datetime.strptime(end, "%m/%d/%Y").date()
+        got[(e.ssn, end.isoformat())] += 1
+        want = next(c for c in common.PAYROLL if c.employee is e and c.period_end == end)
+        num = [Decimal(str(ln[k]).replace(",", "")) for k in ("Regular Hours", "Overtime Hours", "Gross Pay",
+                                                                "Total Employer Taxes")]
+        assert (num[0] + num[1], num[2], num[3]) == (want.hours, want.gross, want.employer_tax_total)
+    assert len(got) == len(common.PAYROLL) and set(got.values()) == {1}
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

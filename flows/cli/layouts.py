@@ -155,6 +155,12 @@ def draft(
     name: Annotated[str | None, typer.Option("--name", help="The profile's name (default: from the file's name).",
                                              metavar="NAME")] = None,
     profiles: ProfilesOpt = None,
+    employer: Annotated[str | None, typer.Option(
+        "--employer", help="The employer's FEIN (default: the folder payroll/<FEIN>/ or payroll/files.csv the file "
+        "sits in); a FEIN column that disagrees (a PEO's own) is not taken.", metavar="FEIN")] = None,
+    roster: Annotated[Path | None, typer.Option(
+        "--roster", help="The roster whose employee ids the employee column must hold (default: the roster.csv "
+        "of the submission the file sits in).", metavar="FILE")] = None,
 ) -> None:
     """Write a draft profile for a payroll export no profile reads: the sheet that holds the payroll
     (never a Summary tab; sheets read and skipped by name), the header found (below any title rows,
@@ -169,11 +175,12 @@ def draft(
     """
     cfg, _ = _profiles(ctx, profiles)
     from transforms.ingest.read.draft.draft import draft_profile, draft_yaml
+    from transforms.ingest.read.draft.draft_ids import submission_of
 
     if not file.is_file():
         common.fail(f"{file}: not a file")
     try:
-        text = draft_yaml(draft_profile(file, name, cfg.profiles))
+        text = draft_yaml(draft_profile(file, name, cfg.profiles, submission_of(file, employer, roster)))
     except (ValueError, OSError) as exc:
         common.fail(str(exc))
         return

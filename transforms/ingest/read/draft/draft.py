@@ -26,6 +26,7 @@ from pathlib import Path
 
 from transforms.ingest.read import figures as fg
 from transforms.ingest.read.draft import draft_guess as dg
+from transforms.ingest.read.draft import draft_ids as di
 from transforms.ingest.read.draft import draft_lines as dl
 from transforms.ingest.read.draft.draft_yaml import draft_yaml
 from transforms.ingest.read.files import readers as rd
@@ -127,9 +128,11 @@ def _candidate(words, sheet: str | None, records: Records) -> _Candidate | None:
     return best
 
 
-def draft_profile(path: Path, name: str | None = None, agency: Path | None = None) -> Draft:
+def draft_profile(path: Path, name: str | None = None, agency: Path | None = None,
+                  submission: di.Submission | None = None) -> Draft:
     """The draft of ``path``'s layout (see the module's docstring); ``agency``: the agency's
-    profiles folder, whose vocabulary.yaml adds words."""
+    profiles folder, whose vocabulary.yaml adds words; ``submission``: its employer and roster
+    (default: those of the submission ``path`` sits in, ``draft_ids.submission_of``)."""
     words = pfiles.vocabulary(agency).reader()  # the shipped words and the agency's (not its profiles: one may be the draft)
     tables = _tables(path)
     cands = [c for sheet, records in tables if (c := _candidate(words, sheet, records)) is not None]
@@ -144,6 +147,9 @@ def draft_profile(path: Path, name: str | None = None, agency: Path | None = Non
     values = [[cells[k] if k < len(cells) and cells[k] is not None else "" for _, cells in below]
               for k in range(len(header))]
     _columns(d, words, header, values)
+    sub = submission if submission is not None else di.submission_of(path)
+    di.employer_column(d, header, values, sub)
+    di.employee_column(d, header, values, sub)
     _employee(d, header, values)
     alone = dl.employee_lines(d, header, best.records[best.index + 1:])
     _totals_or_parts(d, words, alike)
