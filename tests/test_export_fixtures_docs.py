@@ -10,7 +10,9 @@ knowledge of the layout -- never with impcredit's reader or profiles (none exist
 - ``gusto_custom_report``: a configurable report in two variants, the employer taxes' total only or
   their parts only;
 - ``justworks_payroll_report``: a PEO's custom payroll report, the PEO's own EIN and member number
-  beside the employer's Work ID.
+  beside the employer's Work ID;
+- ``code_register``: a register headed by codes, an hours and an amount column per kind of
+  earnings, a column per employer tax code (``ER FICA``, ``ER MEDCR``, ``FUTA``, ``SUTA``).
 
 For every check of ``common.PAYROLL`` each export must give its hours, gross wages and employer
 taxes to the cent (``common.canonical_rows()``), its own totals lines must add up, the files must
@@ -30,7 +32,7 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from tests.fixtures.exports import common
+from tests.fixtures.exports import code_register, common
 from tests.fixtures.exports import gusto_custom_report as gusto_custom
 from tests.fixtures.exports import justworks_payroll_report as justworks
 from tests.fixtures.exports import patriot_payroll_details as patriot
@@ -349,6 +351,7 @@ WRITERS = {
     "gusto_total": lambda folder, fmt: gusto_custom.write(folder, fmt, "total"),
     "gusto_parts": lambda folder, fmt: gusto_custom.write(folder, fmt, "parts"),
     "justworks": justworks.write,
+    "code_register": code_register.write,
 }
 SSN = re.compile(r"(?<!\d)(\d{3}-\d{2}-\d{4}|\d{3} \d{2} \d{4}|\d{9})(?!\d)")
 
@@ -385,6 +388,36 @@ def test_justworks_payroll_report_adds_up(fmt, tmp_path):
                                                                 "Total Employer Taxes")]
         assert (num[0] + num[1], num[2], num[3]) == (want.hours, want.gross, want.employer_tax_total)
     assert len(got) == len(common.PAYROLL) and set(got.values()) == {1}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_code_register_adds_up(fmt, tmp_path):
+    """A line per check: its hours the hours columns', its gross the earnings columns' and its
+    employer taxes the tax codes' sums, to the cent; the Report Total line sums the lines."""
+    (path,) = code_register.write(tmp_path, fmt)
+    rows = _rows(path)
+    head = [str(h) for h in rows[0]]
+    assert head == code_register.HEADER and rows[-1][0] == "Report Total"
+
+    def num(v) -> Decimal:
+        return Decimal(str(v).replace(",", ""))
+    by_id = {e.employee_id: e for e in common.EMPLOYEES}
+    seen, sums = set(), Counter()
+    for r in rows[1:-1]:
+        ln = dict(zip(head, r, strict=True))
+        e = by_id[str(ln["Emp #"])]
+        assert ln["Employee"] == e.name
+        end = ln["Period End"]
+        end = end.date() if isinstance(end, dt.datetime) else dt.datetime.strptime(end, "%m/%d/%Y").date()
+        want = next(c for c in common.PAYROLL if c.employee is e and c.period_end == end)
+        got = (num(ln["Reg Hrs"]) + num(ln["OT Hrs"]), sum(num(ln[h]) for h in ("Regular", "Overtime", "Bonus")),
+               sum(num(ln[h]) for h in code_register.TAXES))
+        assert got == (want.hours, want.gross, want.employer_tax_total)
+        seen.add((e.ssn, end))
+        for h in code_register.SUMMED:
+            sums[h] += num(ln[h])
+    assert len(seen) == len(common.PAYROLL) == len(rows) - 2
+    assert {h: num(v) for h, v in zip(head, rows[-1], strict=True) if h in code_register.SUMMED} == dict(sums)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

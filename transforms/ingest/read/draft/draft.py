@@ -216,8 +216,9 @@ def _columns(d: Draft, words, header: list[str], values: list[list[str]]) -> Non
             f, alias = g, {"header": own, "section": secs[k]}
         elif repeated:
             alias = {"column": fg.letters(k)} if not d.transposed else {"column": k + 1}
-        if f is None and unit == "money" and kinds[k] == "figures":
-            f = dg.earning(words, own if not secs[k] else f"{own}")
+        if f is None and kinds[k] == "figures" and (unit == "money" or (
+                unit is None and dg.hours_twin(words, header, values, k))):  # "Overtime" beside "OT Hrs"
+            f = dg.earning(words, own)
         if f is None or f in taken:
             d.unmatched.append(own)
             continue

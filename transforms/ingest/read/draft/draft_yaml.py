@@ -77,7 +77,8 @@ def draft_yaml(d) -> str:
         derived.append(f"  employer_taxes: [{', '.join(n for n, _ in parts)}]")
     if derived:
         lines += ["derived:", *derived]
-    optional = [k for k in ("overtime_hours", "double_time_hours", "check_id") if k in f]
+    optional = [k for k in ("overtime_hours", "double_time_hours", "check_id") if k in f] + [
+        n for n, _ in pays[1:]]  # the kinds of earnings past the first: a file may print none of it
     if optional:
         lines.append(f"optional: [{', '.join(optional)}]")
     lines += _periods(d)
