@@ -44,6 +44,7 @@ def test_a_peo_report_drafted_unedited_decides_as_canonical(fmt, tmp_path, canon
             "(a PEO's or a bureau's own EIN): not read as employer_id") in got["text"]
     assert "# GUESSED: the employee id is 'Work ID': its values are the roster's employee ids" in got["text"]
     assert "DOES NOT LOAD" not in got["text"]
+    assert f"#   impcredit layouts check --profiles DIR 'Justworks payroll report.{fmt}'\n" in got["text"]
     staged, out = decide(sub, tmp_path / "work", profiles=tmp_path / "profiles")
     (rec,) = [f for f in staged.report.files if f.file.startswith("payroll/")]
     assert (rec.profile, rec.status, rec.rows_read, rec.rows_accepted) == ("justworks_draft", "accepted", 159, 159)
@@ -76,3 +77,26 @@ def test_the_submission_a_file_sits_in(tmp_path):
     assert di.submission_of(path).employer == "222222222"
     assert di.submission_of(path, employer="33-3333333").employer == "333333333"
     assert di.submission_of(tmp_path / "elsewhere.csv") == di.Submission()
+
+
+def test_the_cli_takes_the_employer_and_roster_and_quotes_its_hint(tmp_path):
+    """A file outside any submission: ``--employer`` and ``--roster`` say what the folder would; the
+    hint to check the draft quotes names with spaces (it pastes into a shell as it is)."""
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    sub = jw.write_submission(tmp_path / "sub")
+    (path,) = (sub / "payroll" / common.EMPLOYER).iterdir()
+    loose = tmp_path / "Downloads" / path.name
+    loose.parent.mkdir()
+    loose.write_bytes(path.read_bytes())
+    out = tmp_path / "my profiles" / "jw.yaml"
+    r = CliRunner().invoke(app, ["layouts", "draft", str(loose), "--out", str(out), "--employer", "10-0000001",
+                                 "--roster", str(sub / "roster.csv")])
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    assert "employer_id" not in yaml.safe_load(text)["fields"] and "of --employer (a PEO's" in text
+    assert yaml.safe_load(text)["fields"]["employee_id"] == ["Work ID"]
+    said = " ".join(r.output.split())
+    assert f"impcredit layouts check --profiles '{out.parent}' '{loose}'" in said, said

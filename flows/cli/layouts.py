@@ -4,6 +4,7 @@ FILE``: a draft profile for an export no profile reads."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -191,5 +192,5 @@ def draft(
         common.fail(f"{out}: exists; the draft is not written over a file (choose another --out)")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
-    common.err.print(f"wrote {escape(str(out))}: edit it, then `impcredit layouts check --profiles {escape(str(out.parent))} "
-                     f"{escape(str(file))}`")
+    common.err.print(f"wrote {escape(str(out))}: edit it, then `impcredit layouts check --profiles "
+                     f"{escape(shlex.quote(str(out.parent)))} {escape(shlex.quote(str(file)))}`")

@@ -5,6 +5,7 @@ loads as a profile (``profiles.Profile``: the strict schema any profile is read 
 from __future__ import annotations
 
 import datetime as dt
+import shlex
 
 import yaml
 from pydantic import ValidationError
@@ -37,7 +38,7 @@ def draft_yaml(d) -> str:
     lines = [f"# Draft profile for {d.source} ({where}header on line {d.header_line}), written by "
              f"`impcredit layouts draft` on {dt.date.today().isoformat()}.",
              "# Read it, edit what is wrong, name the product and cite its documentation, then check it:",
-             "#   impcredit layouts check --profiles DIR FILE",
+             f"#   impcredit layouts check --profiles DIR {shlex.quote(d.source)}",
              f"name: {d.name}", f"product: {_q('')}",
              f"description: {_q('Drafted from ' + d.source + ': an export no shipped profile reads.')}",
              f"date_formats: [{_q(d.date_format)}]"]
