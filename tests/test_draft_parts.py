@@ -17,6 +17,7 @@ from tests.fixtures.exports.run import by_person, canonical_outputs, decide
 from transforms.ingest.read.draft import draft_guess as dg
 from transforms.ingest.read.draft.draft import draft_profile, draft_yaml
 from transforms.ingest.read.layouts.profile_files import vocabulary
+from transforms.runs.inputs import SubmissionIncomplete
 
 
 @pytest.fixture(scope="module")
@@ -64,3 +65,59 @@ def test_an_earnings_amount_is_taken_beside_its_hours_column_only():
     values = [["4.00", "0.00"], ["84.78", "0.00"]]
     assert dg.hours_twin(words, ["OT Hrs", "Overtime"], values, 1)
     assert not dg.hours_twin(words, ["Reg Hrs", "Overtime"], values, 1)
+
+
+def _check_dates_only(root):
+    """The code register without its period columns: a report with only check dates."""
+    rows = [[c for i, c in enumerate(r) if i not in (2, 3)] for r in cr.rows()]
+    sub = common.submission(root, employee_ids=cr.EMPLOYEE_IDS)
+    path = common.write_excel_csv(sub / "payroll" / common.EMPLOYER / "Check Register.csv", rows)
+    return sub, path
+
+
+def test_a_report_of_check_dates_gets_the_files_csv_lines_to_write(tmp_path, canonical):
+    """The period from the check date: the draft proposes ``period_from_pay_date`` and the exact
+    lines of ``payroll/files.csv`` (the frequency read from the check dates' spacing); without them
+    the file is not read, never decided on a guessed period; with them (the lag from a pay stub:
+    6 days) the payroll is decided as the canonical one."""
+    sub, path = _check_dates_only(tmp_path / "sub")
+    text = draft_yaml(draft_profile(path, "check_register_draft"))
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "check_register_draft.yaml").write_text(text, encoding="utf-8")
+    assert "period_from_pay_date: {rule: period_ending_on_pay_date}\n" in text
+    foot = text.split("# payroll/files.csv (the period from each check date needs the file's pay frequency):\n")[1]
+    assert foot.startswith("#   file,employer_id,pay_frequency,pay_lag_days\n"
+                           "#   100000001/Check Register.csv,100000001,biweekly,0\n"), foot
+    assert "# CHECK: the check dates' spacing says biweekly: write these lines to payroll/files.csv" in text
+
+    with pytest.raises(SubmissionIncomplete, match="nothing was decided: payroll/100000001/Check Register.csv could "
+                       "not be read .the report gives only check dates and no pay frequency"):
+        decide(sub, tmp_path / "w0", profiles=tmp_path / "profiles")
+
+    lines = [ln.removeprefix("#   ") for ln in foot.splitlines()[:2]]
+    (sub / "payroll" / "files.csv").write_text("\n".join(lines).replace(",biweekly,0", ",biweekly,6") + "\n")
+    again = draft_yaml(draft_profile(path, "check_register_draft"))
+    assert "# payroll/files.csv" not in again
+    assert ("# GUESSED: the pay frequency is biweekly (payroll/files.csv, for 100000001/Check Register.csv), "
+            "the check 6 day(s) after the period's end") in again
+    staged, out = decide(sub, tmp_path / "w1", profiles=tmp_path / "profiles")
+    (rec,) = [f for f in staged.report.files if f.file.startswith(f"payroll/{common.EMPLOYER}/")]
+    assert (rec.status, rec.rows_accepted) == ("accepted", 159), rec.message
+    assert by_person(out, cr.EMPLOYEE_IDS) == canonical
+
+
+@pytest.mark.parametrize(("step", "days", "frequency"), [
+    ("w", 7, "weekly"), ("w", 14, "biweekly"), ("m", 1, "monthly"), ("s", 0, "semimonthly"), ("w", 10, None)])
+def test_the_frequency_of_check_dates(step, days, frequency):
+    import datetime as dt
+
+    from transforms.ingest.read.draft.draft_ids import frequency_of
+
+    start = dt.date(2023, 1, 6)
+    if step == "w":
+        dates = [start + dt.timedelta(days=days * k) for k in range(8)]
+    elif step == "m":
+        dates = [dt.date(2023, m, 5) for m in range(1, 9)]
+    else:
+        dates = [dt.date(2023, m, d) for m in range(1, 5) for d in (15, 28 if m == 2 else 30)]
+    assert frequency_of(dates) == frequency

@@ -67,6 +67,7 @@ class Draft:
     notes: list[str] = field(default_factory=list)  # lines of one text cell below the header (report.notes)
     guessed: list[str] = field(default_factory=list)  # what the draft guessed (said at its foot)
     check: list[str] = field(default_factory=list)  # what the analyst should check
+    files_csv: list[str] = field(default_factory=list)  # the lines of payroll/files.csv to write (only check dates)
 
 
 SUMMARY_NAMES = re.compile(r"summary|totals?\b|notes?\b|criteria|cover|instructions|read ?me", re.I)
@@ -162,6 +163,7 @@ def draft_profile(path: Path, name: str | None = None, agency: Path | None = Non
                 if not set(b[1]) & set(d.fields)]
     _pay_date(d, header, values)
     _sheet_dates(d, alike)
+    di.files_csv_lines(d, header, values, sub)
     if not best.transposed:
         d.notes = dg.notes(best.records[best.index + 1:], {label for label, _, _ in [*d.totals, *d.blocks]}
                            | set(d.end), frozenset(alone))

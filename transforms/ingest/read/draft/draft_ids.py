@@ -1,12 +1,14 @@
-"""The ids a draft takes where the submission is known (a PEO's or a bureau's export): the
-employer is the one its folder or ``payroll/files.csv`` gives, never a FEIN column that
-disagrees (a PEO prints its own EIN); the employee is the employer's own id column (``Work ID``,
-``Employee Number``, ``Emp #``) before printed names and the PEO's member number, and where the
-roster is given, the column whose values are the roster's ids."""
+"""What a draft takes from the submission its file sits in: the employer is the one its folder or
+``payroll/files.csv`` gives, never a FEIN column that disagrees (a PEO prints its own EIN); the
+employee is the employer's own id column (``Work ID``, ``Employee Number``, ``Emp #``) before
+printed names and the PEO's member number, and where the roster is given, the column whose values
+are the roster's ids; a report with only check dates gets the ``payroll/files.csv`` lines that give
+its pay frequency, the frequency read from the check dates' spacing."""
 
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +31,9 @@ class Submission:
     employer_from: str = ""  # "folder payroll/100000001", "payroll/files.csv line 2", "--employer"
     roster_ids: frozenset[str] = frozenset()
     roster_from: str = ""
+    rel: str = ""  # the file's path under payroll/ (a line of files.csv names it so)
+    frequency: str | None = None  # files.csv's pay_frequency and pay_lag_days for the file
+    lag_days: str | None = None
 
 
 def submission_of(path: Path, employer: str | None = None, roster: Path | None = None) -> Submission:
@@ -37,12 +42,14 @@ def submission_of(path: Path, employer: str | None = None, roster: Path | None =
     where given."""
     path = path.resolve()
     root = next((p.parent for p in path.parents if p.name == "payroll"), None)
-    emp, emp_from = None, ""
+    emp, emp_from, rel, freq, lag = None, "", "", None, None
     if root is not None:
         rel = path.relative_to(root).as_posix()
         got, _ = ctx.contexts(root, [rel])
         if rel in got and (value := got[rel].get("employer_id")):
             emp, emp_from = value, got[rel].source
+        if rel in got:
+            freq, lag = got[rel].get("pay_frequency"), got[rel].get("pay_lag_days")
     if employer:
         emp, emp_from = re.sub(r"\D", "", employer), "--employer"
     if roster is None and root is not None and (root / "roster.csv").is_file():
@@ -51,7 +58,7 @@ def submission_of(path: Path, employer: str | None = None, roster: Path | None =
     if roster is not None and roster.is_file():
         text, _ = rd.decode(roster.read_bytes(), ["utf-8-sig", "cp1252"])
         ids = frozenset((r.get("employee_id") or "").strip().lower() for r in csv.DictReader(text.splitlines())) - {""}
-    return Submission(emp, emp_from, ids, str(roster) if ids else "")
+    return Submission(emp, emp_from, ids, str(roster) if ids else "", rel.removeprefix("payroll/"), freq, lag)
 
 
 def employer_column(d, header: list[str], values: list[list[str]], sub: Submission) -> None:
@@ -110,4 +117,54 @@ def _take(d, h: str, why: str) -> None:
     d.guessed.append(f"the employee id is '{h}': {why}")
 
 
-__all__ = ["OWN_ID", "Submission", "employee_column", "employer_column", "submission_of"]
+def frequency_of(dates: list[dt.date]) -> str | None:
+    """The pay frequency the check dates' spacing says (one employee's or the payroll's): 7 days
+    weekly, 14 biweekly, twice a month on two days of the month semimonthly, 28-31 days monthly."""
+    days = sorted(set(dates))
+    gaps = sorted((b - a).days for a, b in zip(days, days[1:], strict=False))
+    if len(gaps) < 2:
+        return None
+    mid = gaps[len(gaps) // 2]
+    if mid == 7:
+        return "weekly"
+    if mid == 14 and gaps[0] >= 13:
+        return "biweekly"
+    if 12 <= mid <= 18 and len({d.day for d in days} - {28, 29, 30, 31}) <= 2:
+        return "semimonthly"
+    return "monthly" if 28 <= mid <= 31 else None
+
+
+def files_csv_lines(d, header: list[str], values: list[list[str]], sub: Submission) -> None:
+    """A report with only check dates (``period_from_pay_date`` without a frequency): the lines of
+    ``payroll/files.csv`` that give its pay frequency and lag, said at the draft's foot; none where
+    files.csv already gives them."""
+    have = set(d.fields) | {x for _, fields, _ in d.blocks for x in fields}
+    if have & {"period_start", "period_end", "pay_period", "pay_frequency"} or not (
+            "pay_date" in have or d.sheet_date):
+        return
+    dates = []
+    if isinstance(d.fields.get("pay_date"), str) and d.fields["pay_date"] in header:
+        for v in values[header.index(d.fields["pay_date"])]:
+            try:
+                dates.append(dt.datetime.strptime(v.strip().removesuffix(" 00:00:00"), d.date_format).date())
+            except ValueError:
+                continue
+    if sub.frequency:
+        d.guessed.append(f"the pay frequency is {sub.frequency} (payroll/files.csv, for {sub.rel or 'this file'}), "
+                         f"the check {sub.lag_days or 0} day(s) after the period's end")
+        return
+    freq = frequency_of(dates) if len(dates) >= 3 else None
+    said = freq or "biweekly"
+    d.files_csv = ["file,employer_id,pay_frequency,pay_lag_days",
+                   f"{_csv(sub.rel or d.source)},{sub.employer or '<the employer FEIN>'},{said},0"]
+    d.check.append("the check dates' spacing says " + (freq if freq else "no frequency (biweekly written: correct it)") +
+                    f": write {'these' if sub.rel else 'these (the file as it sits under payroll/)'} lines to "
+                    "payroll/files.csv, pay_lag_days the days from a period's last day to its check date "
+                    "(0: paid on it; check a pay stub)")
+
+
+def _csv(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"' if re.search(r'[",\n]', text) else text
+
+
+__all__ = ["frequency_of", "files_csv_lines", "OWN_ID", "Submission", "employee_column", "employer_column", "submission_of"]

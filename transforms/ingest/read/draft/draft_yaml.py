@@ -153,6 +153,9 @@ def _foot(d) -> list[str]:
         out.append(f"# GUESSED: {g}")
     for c in d.check:
         out.append(f"# CHECK: {c}")
+    if d.files_csv:
+        out.append("# payroll/files.csv (the period from each check date needs the file's pay frequency):")
+        out += [f"#   {line}" for line in d.files_csv]
     missing = [k for k in ("hours", "gross_wages", "employer_taxes") if k not in f and not (
         (k == "hours" and any(x in f for x in HOURS_PARTS)) or (k == "employer_taxes" and d.er_parts)
         or (k == "gross_wages" and d.pay_parts))]
