@@ -121,3 +121,52 @@ def test_the_frequency_of_check_dates(step, days, frequency):
     else:
         dates = [dt.date(2023, m, d) for m in range(1, 5) for d in (15, 28 if m == 2 else 30)]
     assert frequency_of(dates) == frequency
+
+
+HOLIDAYS = {(12, 25), (1, 1), (7, 4)}
+
+
+def _with_holiday_hours(root):
+    """The code register with a third kind of earnings: 8 of the regular hours of a period holding
+    a holiday paid as Holiday (``Hol Hrs`` / ``Holiday``); each check's hours and gross unchanged."""
+    import datetime as dt
+    from decimal import Decimal
+
+    rows = cr.rows()
+    head = rows[0]
+    at = {h: i for i, h in enumerate(head)}
+    out = [[*head[:7], "Hol Hrs", *head[7:9], "Holiday", *head[9:]]]
+    for r in rows[1:-1]:
+        start, end = (r[at[k]].value for k in ("Period Begin", "Period End"))
+        days = {start + dt.timedelta(days=n) for n in range((end - start).days + 1)}
+        hol = Decimal(8) if any((d.month, d.day) in HOLIDAYS for d in days) else Decimal(0)
+        reg_h, reg = r[at["Reg Hrs"]].value, r[at["Regular"]].value
+        amount = common.money(reg * hol / reg_h)
+        cell = common.Cell
+        out.append([*r[:5], cell(reg_h - hol, common.HOURS), r[6], cell(hol, common.HOURS),
+                    cell(reg - amount, common.MONEY), r[8], cell(amount, common.MONEY), *r[9:]])
+    sub = common.submission(root, employee_ids=cr.EMPLOYEE_IDS)
+    return sub, common.write_excel_csv(sub / "payroll" / common.EMPLOYER / "Register.csv", out)
+
+
+def test_a_pivot_with_an_hours_column_per_earning_sums_them_all(tmp_path, canonical):
+    sub, path = _with_holiday_hours(tmp_path / "sub")
+    text = draft_yaml(draft_profile(path, "pivot_draft"))
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "pivot_draft.yaml").write_text(text, encoding="utf-8")
+    profile = yaml.safe_load(text)
+    assert profile["fields"]["hours_holiday"] == ["Hol Hrs"] and profile["fields"]["earn_holiday"] == ["Holiday"]
+    assert profile["derived"]["hours"] == ["regular_hours", "overtime_hours", "hours_holiday"]
+    assert profile["derived"]["gross_wages"] == ["earn_regular", "earn_overtime", "earn_holiday", "earn_bonus"]
+    assert "# CHECK: hours is the sum of the hours columns, 'Hol Hrs' among them" in text
+    staged, out = decide(sub, tmp_path / "work", profiles=tmp_path / "profiles")
+    (rec,) = [f for f in staged.report.files if f.file.startswith("payroll/")]
+    assert (rec.status, rec.rows_accepted) == ("accepted", 159), rec.message
+    assert by_person(out, cr.EMPLOYEE_IDS) == canonical
+
+
+@pytest.mark.parametrize(("header", "field"), [
+    ("Hol Hrs", "hours_holiday"), ("Vac Hrs", "hours_vacation"), ("Sick Hours", "hours_sick"),
+    ("DT Hrs", "double_time_hours"), ("Total Hrs", None), ("Holiday Pay", None), ("YTD Vac Hrs", None)])
+def test_the_hours_of_one_kind_of_earnings(header, field):
+    assert dg.hours_of(vocabulary(None).reader(), header) == field

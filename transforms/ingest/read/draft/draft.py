@@ -221,6 +221,8 @@ def _columns(d: Draft, words, header: list[str], values: list[list[str]]) -> Non
         if f is None and kinds[k] == "figures" and (unit == "money" or (
                 unit is None and dg.hours_twin(words, header, values, k))):  # "Overtime" beside "OT Hrs"
             f = dg.earning(words, own)
+        if f is None and unit == "hours" and kinds[k] == "figures":  # a pivot's hours of one kind: "Hol Hrs"
+            f = dg.hours_of(words, own)
         if f is None or f in taken:
             d.unmatched.append(own)
             continue
@@ -337,6 +339,9 @@ def _say(d: Draft) -> None:
     if "employer_taxes" not in f and "employer_taxes" not in d.either and d.er_parts:
         d.guessed.append("no total of the employer's taxes: employer_taxes is the sum of " + ", ".join(
             _said(a) for _, a in d.er_parts) + " (check that every employer tax is there)")
+    if "hours" not in f and (kinds := [repr(a) for k, a in f.items() if k.startswith("hours_")]):
+        d.check.append(f"hours is the sum of the hours columns, {', '.join(kinds)} among them: check the report's "
+                       "total hours counts them too")
     refs = [(k, a) for k, a in [*f.items(), *d.er_parts, *d.pay_parts] if isinstance(a, dict)]
     for k, a in refs:
         d.guessed.append(f"{k} is {_said(a)} (its name alone says too little, or repeats)")

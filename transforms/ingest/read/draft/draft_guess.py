@@ -54,6 +54,7 @@ MONEY = {"pay", "paid", "wage", "wages", "earning", "earnings", "gross", "net", 
          "commission", "social", "security", "medicare", "futa", "sui", "sdi", "fli", "unemployment", "disability",
          "insurance", "oasdi", "withholding"}
 HOURS = {"hours", "hour", "hrs", "hr", "units"}
+SHORT = {"hol": "holiday", "vac": "vacation", "dt": "double_time", "hldy": "holiday", "bereav": "bereavement"}
 
 
 def unit(header: str, values: list[str]) -> str | None:
@@ -176,10 +177,23 @@ def reach(words, header: str, *, loose: bool = True) -> str | None:
 def earning(words, header: str) -> str | None:
     """A field name for a column of one kind of earnings (``pay_regular``), or None."""
     w = (set(words.words(header)) | set(re.split(r"[\s/]+", _plain(header)))) - SAYS_NOTHING  # "Bonus", read "bonu"
+    w = {SHORT.get(x, x) for x in w}  # "Hol", "Vac"
     kinds = sorted(w & EARNINGS)
     if not kinds or w & NOT_EARNINGS:
         return None
     return "earn_" + "_".join(kinds)
+
+
+def hours_of(words, header: str) -> str | None:
+    """The field of one kind of earnings' hours in a pivot (``Hol Hrs``: ``hours_holiday``; ``DT
+    Hrs``: ``double_time_hours``), or None (not hours, or a total, a rate, a year to date)."""
+    w = set(words.words(header)) | set(re.split(r"[\s/]+", _plain(header)))
+    if not w & (HOURS | {"hour"}) or w & {"total", "ytd", "rate", "amount", "pay"}:
+        return None
+    kinds = sorted({SHORT.get(x, x) for x in w} & EARNINGS)
+    if kinds in (["double_time"], ["double"], ["double", "double_time"]):
+        return "double_time_hours"
+    return "hours_" + "_".join(kinds) if kinds else None
 
 
 def hours_twin(words, header: list[str], values: list[list[str]], k: int) -> bool:
@@ -334,5 +348,5 @@ def looks_like_ids(values: list[str]) -> bool:
     return bool(vals) and len(ids) * 2 > len(vals)
 
 
-__all__ = ["EARNINGS", "HOURS_FIELDS", "LEXICON", "blocks", "counted", "earning", "hours_twin", "no_place", "sheet_dates", "fits", "kind", "looks_like_ids",
+__all__ = ["EARNINGS", "HOURS_FIELDS", "LEXICON", "blocks", "counted", "earning", "hours_of", "hours_twin", "no_place", "sheet_dates", "fits", "kind", "looks_like_ids",
            "looks_like_names", "notes", "reach", "sections", "sheet_patterns", "totals", "unit"]

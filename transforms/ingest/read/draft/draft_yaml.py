@@ -70,15 +70,16 @@ def draft_yaml(d) -> str:
         summed = pays if name == "gross_wages" else parts
         lines.append(f"  {name}: {{total: [{_q(total)}], parts: [{', '.join(n for n, _ in summed)}]}}")
     derived = []
-    if "hours" not in f and any(k in f for k in HOURS_PARTS):
-        derived.append(f"  hours: [{', '.join(k for k in HOURS_PARTS if k in f)}]")
+    hours = [k for k in f if k in HOURS_PARTS or k.startswith("hours_")]  # a pivot's hours column per earning
+    if "hours" not in f and hours:
+        derived.append(f"  hours: [{', '.join(hours)}]")
     if pays and "gross_wages" not in d.either:
         derived.append(f"  gross_wages: [{', '.join(n for n, _ in pays)}]")
     if parts and "employer_taxes" not in d.either:
         derived.append(f"  employer_taxes: [{', '.join(n for n, _ in parts)}]")
     if derived:
         lines += ["derived:", *derived]
-    optional = [k for k in ("overtime_hours", "double_time_hours", "check_id") if k in f] + [
+    optional = [k for k in f if k in ("overtime_hours", "double_time_hours", "check_id") or k.startswith("hours_")] + [
         n for n, _ in pays[1:]]  # the kinds of earnings past the first: a file may print none of it
     if optional:
         lines.append(f"optional: [{', '.join(optional)}]")
@@ -157,7 +158,7 @@ def _foot(d) -> list[str]:
         out.append("# payroll/files.csv (the period from each check date needs the file's pay frequency):")
         out += [f"#   {line}" for line in d.files_csv]
     missing = [k for k in ("hours", "gross_wages", "employer_taxes") if k not in f and not (
-        (k == "hours" and any(x in f for x in HOURS_PARTS)) or (k == "employer_taxes" and d.er_parts)
+        (k == "hours" and any(x in f or x.startswith("hours_") for x in [*HOURS_PARTS, *f])) or (k == "employer_taxes" and d.er_parts)
         or (k == "gross_wages" and d.pay_parts))]
     if "employee_id" not in f and not d.ids_from:
         missing.append("employee_id")
