@@ -170,3 +170,51 @@ def test_a_pivot_with_an_hours_column_per_earning_sums_them_all(tmp_path, canoni
     ("DT Hrs", "double_time_hours"), ("Total Hrs", None), ("Holiday Pay", None), ("YTD Vac Hrs", None)])
 def test_the_hours_of_one_kind_of_earnings(header, field):
     assert dg.hours_of(vocabulary(None).reader(), header) == field
+
+
+def _with_sub_lines(root):
+    """The code register with a check's overtime and bonus on a sub-line under it: the employee's
+    number repeated, the name, the period and the check date blank (printed on the first line only)."""
+    rows = cr.rows()
+    head = rows[0]
+    at = {h: i for i, h in enumerate(head)}
+    out = [head]
+    for r in rows[1:-1]:
+        extra = [at["OT Hrs"], at["Overtime"], at["Bonus"]]
+        if all(r[k].value == 0 for k in extra):
+            out.append([None if k in extra else c for k, c in enumerate(r)])
+            continue
+        out.append([None if k in extra else c for k, c in enumerate(r)])
+        out.append([c if k in extra or k == at["Emp #"] else None for k, c in enumerate(r)])
+    sub = common.submission(root, employee_ids=cr.EMPLOYEE_IDS)
+    return sub, common.write_excel_csv(sub / "payroll" / common.EMPLOYER / "Register.csv", out)
+
+
+def test_dates_on_a_checks_first_line_only_are_carried_to_its_sub_lines(tmp_path, canonical):
+    sub, path = _with_sub_lines(tmp_path / "sub")
+    text = draft_yaml(draft_profile(path, "sub_lines_draft"))
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "sub_lines_draft.yaml").write_text(text, encoding="utf-8")
+    profile = yaml.safe_load(text)
+    assert profile["carry"] == ["period_start", "period_end", "pay_date"], text
+    assert profile["number"] == {"blank": "zero"}
+    assert "# GUESSED: period_start, period_end, pay_date blank on some lines of figures" in text
+    staged, out = decide(sub, tmp_path / "work", profiles=tmp_path / "profiles")
+    (rec,) = [f for f in staged.report.files if f.file.startswith("payroll/")]
+    assert rec.status == "accepted" and rec.rows_accepted == rec.rows_read > 159, rec.message
+    assert staged.rejects.filter(pl.col("file").str.starts_with("payroll/")).height == 0
+    assert by_person(out, cr.EMPLOYEE_IDS) == canonical
+
+
+def test_a_carried_date_never_crosses_to_another_employee(tmp_path):
+    """A sub-line whose employee differs from the line its date would come from keeps its blank:
+    a reject naming the missing period, never another employee's."""
+    import polars as pl
+
+    from transforms.ingest.read.cast.cells import carried
+    from transforms.ingest.read.files.readers import RawTable
+
+    frame = pl.DataFrame({"c0": ["1001", "1001", "", "1002"], "c1": ["01/06/2023", "", "", ""],
+                          "__line": [2, 3, 4, 5]})
+    got = carried(RawTable(["Emp", "Begin"], 1, frame), ["c1"], ["c0"]).frame
+    assert got.get_column("c1").to_list() == ["01/06/2023", "01/06/2023", "01/06/2023", None]

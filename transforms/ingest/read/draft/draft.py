@@ -67,6 +67,7 @@ class Draft:
     notes: list[str] = field(default_factory=list)  # lines of one text cell below the header (report.notes)
     guessed: list[str] = field(default_factory=list)  # what the draft guessed (said at its foot)
     check: list[str] = field(default_factory=list)  # what the analyst should check
+    carry: list[str] = field(default_factory=list)  # dates on a check's first line only, carried down
     files_csv: list[str] = field(default_factory=list)  # the lines of payroll/files.csv to write (only check dates)
 
 
@@ -155,6 +156,7 @@ def draft_profile(path: Path, name: str | None = None, agency: Path | None = Non
     alone = dl.employee_lines(d, header, best.records[best.index + 1:])
     _totals_or_parts(d, words, alike)
     _blank_figures(d, values)
+    dl.carry(d, header, values)
     d.date_format = _date_format([c for _, cells in below for c in cells if c])
     d.totals = dg.totals(best.records[best.index + 1:], len(header))
     if alone:
@@ -251,7 +253,7 @@ def _columns(d: Draft, words, header: list[str], values: list[list[str]]) -> Non
 def _blank_figures(d: Draft, values: list[list[str]]) -> None:
     """Lines that fill some of the hours and money columns and leave others blank (a line per code
     of a check, each section its own): a blank is 0 there (``number: {blank: zero}``)."""
-    cols = [k for f, k in d.positions.items() if f in ("hours", "regular_hours", "gross_wages", "employer_taxes")]
+    cols = [k for f, k in d.positions.items() if dg.counted(f) or f.startswith("hours_")]  # the figures and their parts
     lines = list(zip(*(values[k] for k in cols), strict=True)) if cols else []
     figured = [ln for ln in lines if any(fg.figure(v) for v in ln)]
     partial = sum(1 for ln in figured if any(not (v or "").strip() for v in ln))

@@ -83,6 +83,9 @@ def draft_yaml(d) -> str:
         n for n, _ in pays[1:]]  # the kinds of earnings past the first: a file may print none of it
     if optional:
         lines.append(f"optional: [{', '.join(optional)}]")
+    if d.carry:
+        lines.append("# printed on a check's first line only: a blank takes the line above's (same employee)")
+        lines.append(f"carry: [{', '.join(d.carry)}]")
     lines += _periods(d)
     lines += _report(d)
     unused = [f"{_said(a)} (one of the employer's taxes: in the total)" for _, a in d.er_parts if not parts] + [

@@ -121,6 +121,9 @@ class Profile(BaseModel):
     # fields whose aliases are taken as written although their words say net pay, hours for a
     # money field or money for an hours field (``profile_keys.unit_slip``)
     trust_aliases: list[str] = Field(default_factory=list)
+    # fields whose blank cell takes the value of the line above, of the same employee (a check's
+    # sub-lines that print its period and check date on its first line only: ``cells.carried``)
+    carry: list[str] = Field(default_factory=list)
     _source: str = PrivateAttr(default="")
     _flat: dict | None = PrivateAttr(default=None)
     _either: dict | None = PrivateAttr(default=None)
@@ -280,9 +283,10 @@ class Profile(BaseModel):
     def _check_keys(self, flat: dict[str, list[Alias]]) -> None:
         """trust_aliases, sheets and transposed said consistently; no alias of a money field that
         says net pay or hours, none of an hours field that says money (``profile_keys.unit_slip``)."""
-        for f in self.trust_aliases:
-            if f not in flat:
-                raise ValueError(f"trust_aliases: {f!r} is not a field")
+        for key, used in (("trust_aliases", self.trust_aliases), ("carry", self.carry)):
+            for f in used:
+                if f not in flat:
+                    raise ValueError(f"{key}: {f!r} is not a field")
         if self.transposed is not None and self.report is not None and self.report.header_rows == 2 and (
                 self.transposed.label_columns != 2 or self.transposed.group_row is not None):
             raise ValueError("transposed.label_columns: a two-row header of labels is 2 label columns (a group and "
