@@ -100,3 +100,16 @@ def test_the_cli_takes_the_employer_and_roster_and_quotes_its_hint(tmp_path):
     assert yaml.safe_load(text)["fields"]["employee_id"] == ["Work ID"]
     said = " ".join(r.output.split())
     assert f"impcredit layouts check --profiles '{out.parent}' '{loose}'" in said, said
+
+
+def test_only_a_column_headed_as_an_id_is_matched_with_the_roster():
+    """A department's number holding the roster's ids (1, 2, 3) is not the employee; ``Emp No`` is."""
+    from transforms.ingest.read.draft.draft import Draft
+
+    d = Draft("x", "x.csv", 0, 1)
+    header = ["Dept", "Emp No", "Gross Pay"]
+    values = [["1", "2", "3"], ["E1", "E2", "E3"], ["100.00", "200.00", "300.00"]]
+    di.employee_column(d, header, values, di.Submission(roster_ids=frozenset({"1", "2", "3", "e1"}), roster_from="r"))
+    assert "employee_id" not in d.fields
+    di.employee_column(d, header, values, di.Submission(roster_ids=frozenset({"e1", "e2", "e3"}), roster_from="r"))
+    assert d.fields["employee_id"] == "Emp No"

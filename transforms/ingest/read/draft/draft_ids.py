@@ -21,6 +21,7 @@ from transforms.ingest.read.files import readers as rd
 OWN_ID = re.compile(r"^\s*(?:work\s*id|emp(?:loyee)?\.?\s*(?:number|no\.?|num|#)|employee\s*code|file\s*(?:number|#))\s*$",
                     re.I)
 MEMBER = re.compile(r"\bmember\b", re.I)  # a PEO's own number of its worksite employee
+IDISH = re.compile(r"\b(?:id|ids|number|no|num|code|employee|emp|member|worker|associate|file|badge|payroll)\b|#", re.I)
 
 
 @dataclass(frozen=True)
@@ -85,12 +86,13 @@ def employee_column(d, header: list[str], values: list[list[str]], sub: Submissi
     employer's own id column (``Work ID``, ``Employee Number``) before a PEO's member number and
     printed names; said at the foot."""
     filled = [k for k, h in enumerate(header) if h and dg.kind(values[k]) != "empty"]
+    named = [k for k in filled if IDISH.search(header[k])]  # a column headed as an id (not a department's number)
     current = d.fields.get("employee_id")
     if sub.roster_ids:
         def share(k: int) -> float:
             vals = [v.strip().lower() for v in values[k] if v and v.strip()]
             return sum(v in sub.roster_ids for v in vals) / len(vals) if vals else 0.0
-        best = max(filled, key=share, default=None)
+        best = max(named, key=share, default=None)
         if best is not None and share(best) > 0.5 and not dg.looks_like_names(values[best]):
             _take(d, header[best], f"its values are the roster's employee ids ({sub.roster_from})")
         elif current is not None and isinstance(current, str) and current in header and share(header.index(current)) == 0:
