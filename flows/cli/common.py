@@ -267,16 +267,6 @@ def batch_count(batches: int, dask_address: str | None) -> int:
     return batches
 
 
-def parse_date(value: str | None, name: str) -> dt.date:
-    if value is None:
-        return dt.date.today()
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        fail(f"{name} must be an ISO date like 2026-06-30, not {value!r}")
-        raise
-
-
 class Whole(str):
     """A panel value printed whole, on one line: an id, a path, a URL, a file name."""
 

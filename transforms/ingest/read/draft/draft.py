@@ -69,6 +69,9 @@ class Draft:
     check: list[str] = field(default_factory=list)  # what the analyst should check
     carry: list[str] = field(default_factory=list)  # dates on a check's first line only, carried down
     files_csv: list[str] = field(default_factory=list)  # the lines of payroll/files.csv to write (only check dates)
+    units: dict[str, str] = field(default_factory=dict)  # hours fields written as hours and minutes
+    fixed_width: list[str] | None = None  # printed in columns: cut at the heading (the continued columns)
+    extension: str = ""
 
 
 SUMMARY_NAMES = re.compile(r"summary|totals?\b|notes?\b|criteria|cover|instructions|read ?me", re.I)
@@ -92,7 +95,9 @@ class _Candidate:
                 len(self.reached) * min(self.rows, 3), len(self.reached), self.rows, not self.transposed)
 
 
-def _tables(path: Path) -> list[tuple[str | None, Records]]:
+def _tables(path: Path, words=None, d: dict | None = None) -> list[tuple[str | None, Records]]:
+    """The tables of a file as records: a workbook's sheets, a delimited text, or a text printed in
+    columns (its lines aligned under a heading line: ``fixed_width.aligned``, said in ``d``)."""
     if path.suffix.lower() in wbk.WORKBOOK_EXT:
         sheets = [(s.name, s.records) for s in wbk.read_workbook(path) if s.records]
         if not sheets:
@@ -100,8 +105,12 @@ def _tables(path: Path) -> list[tuple[str | None, Records]]:
         return sheets
     text, _ = rd.decode(path.read_bytes(), ["utf-8", "cp1252"])
     delims = [d for d in (",", ";", "\t", "|") if d in text[:20000]] or [","]
-    best = max(delims, key=lambda d: max((len(c) for _, c in rd.delimited_records(text, d, limit=60)), default=0))
-    return [(None, rd.delimited_records(text, best))]
+    best = max(delims, key=lambda x: max((len(c) for _, c in rd.delimited_records(text, x, limit=60)), default=0))
+    records = rd.delimited_records(text, best)
+    if words is not None and d is not None and (got := dl.printed(text, records, lambda c: _reached(words, c))):
+        d["fixed_width"] = got[1]
+        return [(None, got[0])]
+    return [(None, records)]
 
 
 def _reached(words, cells) -> frozenset[str]:
@@ -136,13 +145,15 @@ def draft_profile(path: Path, name: str | None = None, agency: Path | None = Non
     profiles folder, whose vocabulary.yaml adds words; ``submission``: its employer and roster
     (default: those of the submission ``path`` sits in, ``draft_ids.submission_of``)."""
     words = pfiles.vocabulary(agency).reader()  # the shipped words and the agency's (not its profiles: one may be the draft)
-    tables = _tables(path)
+    fixed: dict = {}
+    tables = _tables(path, words, fixed)
     cands = [c for sheet, records in tables if (c := _candidate(words, sheet, records)) is not None]
     if not cands:
         raise ValueError(f"{path}: no line among the first 60 names a payroll column (employee, hours, gross pay ...)")
     best = max(cands, key=lambda c: c.rank)
     d = Draft(name or _slug(path.stem), path.name, best.index, best.records[best.index][0], title_lines=best.index,
-              sheet=best.sheet, transposed=best.transposed, transposed_spec=best.spec)
+              sheet=best.sheet, transposed=best.transposed, transposed_spec=best.spec,
+              fixed_width=fixed.get("fixed_width"), extension=path.suffix.lower())
     alike = _choose_sheets(d, best, cands, [s for s, _ in tables]) if len(tables) > 1 else [best]
     header = [(c or "").strip() for c in best.records[best.index][1]]
     below = best.records[best.index + 1:best.index + 2001]
@@ -152,7 +163,7 @@ def draft_profile(path: Path, name: str | None = None, agency: Path | None = Non
     sub = submission if submission is not None else di.submission_of(path)
     di.employer_column(d, header, values, sub)
     di.employee_column(d, header, values, sub)
-    _employee(d, header, values)
+    di.employee(d, header, values)
     alone = dl.employee_lines(d, header, best.records[best.index + 1:])
     _totals_or_parts(d, words, alike)
     _blank_figures(d, values)
@@ -169,6 +180,8 @@ def draft_profile(path: Path, name: str | None = None, agency: Path | None = Non
     if not best.transposed:
         d.notes = dg.notes(best.records[best.index + 1:], {label for label, _, _ in [*d.totals, *d.blocks]}
                            | set(d.end), frozenset(alone))
+    if d.fixed_width is not None:
+        dl.rule_note(d, below)
     _say(d)
     return d
 
@@ -204,6 +217,8 @@ def _columns(d: Draft, words, header: list[str], values: list[list[str]]) -> Non
     Long because each column is tried as a field, a section's column, an employer tax, a kind of
     earnings, and kept out where its unit says otherwise, in the order a report prints them."""
     kinds = [dg.kind(v) for v in values]
+    clock = [dl.clock(v) for v in values]  # hours and minutes (44:30): figures of hours, read with units h:mm
+    kinds = ["figures" if c else k for k, c in zip(kinds, clock, strict=True)]
     secs = dg.sections(header, kinds)
     count = Counter(words.words(h) for h in header if h)
     taken: set[str] = set()
@@ -225,9 +240,12 @@ def _columns(d: Draft, words, header: list[str], values: list[list[str]]) -> Non
             f = dg.earning(words, own)
         if f is None and unit == "hours" and kinds[k] == "figures":  # a pivot's hours of one kind: "Hol Hrs"
             f = dg.hours_of(words, own)
-        if f is None or f in taken:
+        if f is None or f in taken or (clock[k] and f not in ("hours", "regular_hours", "overtime_hours",
+                                                              "double_time_hours")):
             d.unmatched.append(own)
             continue
+        if clock[k]:
+            d.units[f] = "h:mm"
         if dg.counted(f) and kinds[k] != "figures":  # a section's label, a column of codes
             d.unmatched.append(own)
             if kinds[k] == "text":
@@ -271,7 +289,7 @@ def _pay_date(d: Draft, header: list[str], values: list[list[str]]) -> None:
         return
     for k, h in enumerate(header):
         words = set(re.split(r"\W+", h.lower()))
-        if h and "date" in words and words & {"check", "pay", "payment", "paid"} and _dates(values[k]):
+        if h and "date" in words and words & {"check", "pay", "payment", "paid"} and di.dates(values[k]):
             d.fields["pay_date"] = h
             d.guessed.append(f"the pay date is '{h}' (check it is the date each line was paid)")
             return
@@ -294,44 +312,6 @@ def _has_figures(cand: _Candidate, k: int) -> bool:
     return any(k < len(cells) and fg.figure(cells[k]) for _, cells in cand.records[cand.index + 1:cand.index + 201])
 
 
-def _employee(d: Draft, header: list[str], values: list[list[str]]) -> None:
-    """The employee's id: its column (a column of names under an id's header is the name), or the
-    name as printed (``employee_id_from``), or a guess said at the foot."""
-    col = {h: k for k, h in enumerate(header) if h}
-    f = d.fields
-    for have, other, test in (("employee_id", "employee_name", dg.looks_like_names),
-                              ("employee_name", "employee_id", dg.looks_like_ids)):
-        alias = f.get(have)
-        if isinstance(alias, str) and other not in f and test(values[col[alias]]):
-            f[other] = f.pop(have)
-            d.guessed.append(f"'{alias}' holds {'names' if other == 'employee_name' else 'ids'}: read as {other}")
-    if "employee_id" in f:
-        return
-    if "employee_name" not in f and header and not header[0] and d.transposed_spec[1] is not None and dg.looks_like_names(
-            values[0]):  # a transposed table's names across the top with no label: the group's first cell
-        f["employee_name"] = {"column": 1}
-    if "last_name" in f and "first_name" in f:
-        d.ids_from = ["last_name", "first_name"]
-    elif "employee_name" in f:
-        d.ids_from = ["employee_name"]
-    else:
-        used = {a for a in f.values() if isinstance(a, str)}
-        for k, h in enumerate(header):
-            if h and h not in used and dg.kind(values[k]) == "text" and (
-                    dg.looks_like_names(values[k]) or dg.looks_like_ids(values[k])) and not _dates(values[k]):
-                f["employee_name"] = h
-                d.ids_from = ["employee_name"]
-                d.guessed.append(f"no employee column named as such: '{h}' is taken for the employee (check it "
-                                 "names each person, and that the roster names them the same way)")
-                break
-    if d.ids_from:
-        d.check.append("no employee id: the name as printed is the id; the roster must name each employee the same way")
-
-
-def _dates(values: list[str]) -> bool:
-    return any(re.fullmatch(r"\d{1,4}[-/]\d{1,2}[-/]\d{1,4}( 00:00:00)?", v.strip()) for v in values if v)
-
-
 def _say(d: Draft) -> None:
     """What was guessed and what to check, from the fields found."""
     f = d.fields
@@ -349,6 +329,14 @@ def _say(d: Draft) -> None:
         d.guessed.append(f"{k} is {_said(a)} (its name alone says too little, or repeats)")
     if d.transposed:
         d.guessed.append("the items run down the side, a column per employee or check (transposed)")
+    for f, unit in d.units.items():
+        d.guessed.append(f"{_said(d.fields[f])} is written as hours and minutes (44:30 is 44.5 hours): "
+                         f"read with units: {{{f}: {unit}}}")
+    if d.fixed_width is not None:
+        d.guessed.append("a text printed in columns: cut at the heading line's columns (fixed_width: {cut: heading}; "
+                         "or give the positions: fixed_width: {columns: [[name, start, end], ...]})"
+                         + (f"; a line with text only under {', '.join(map(repr, d.fixed_width))} continues the line above"
+                            if d.fixed_width else ""))
     for label, fields, _ in d.blocks:
         d.guessed.append(f"{' and '.join(fields)} from the line '{label}: ...' above the table, for every row")
     if d.totals:

@@ -2,8 +2,8 @@
 ``payroll/files.csv`` gives, never a FEIN column that disagrees (a PEO prints its own EIN); the
 employee is the employer's own id column (``Work ID``, ``Employee Number``, ``Emp #``) before
 printed names and the PEO's member number, and where the roster is given, the column whose values
-are the roster's ids; a report with only check dates gets the ``payroll/files.csv`` lines that give
-its pay frequency, the frequency read from the check dates' spacing."""
+are the roster's ids, else the names as printed; a report with only check dates gets the
+``payroll/files.csv`` lines that give its pay frequency, read from the check dates' spacing."""
 
 from __future__ import annotations
 
@@ -106,6 +106,45 @@ def employee_column(d, header: list[str], values: list[list[str]], sub: Submissi
         d.check.append(f"'{d.fields['employee_id']}' is a PEO's member number: the roster must list the same ids")
 
 
+def employee(d, header: list[str], values: list[list[str]]) -> None:
+    """The employee's id: its column (a column of names under an id's header is the name), or the
+    name as printed (``employee_id_from``), or a guess said at the foot."""
+    col = {h: k for k, h in enumerate(header) if h}
+    f = d.fields
+    for have, other, test in (("employee_id", "employee_name", dg.looks_like_names),
+                              ("employee_name", "employee_id", dg.looks_like_ids)):
+        alias = f.get(have)
+        if isinstance(alias, str) and other not in f and test(values[col[alias]]):
+            f[other] = f.pop(have)
+            d.guessed.append(f"'{alias}' holds {'names' if other == 'employee_name' else 'ids'}: read as {other}")
+    if "employee_id" in f:
+        return
+    if "employee_name" not in f and header and not header[0] and d.transposed_spec[1] is not None and dg.looks_like_names(
+            values[0]):  # a transposed table's names across the top with no label: the group's first cell
+        f["employee_name"] = {"column": 1}
+    if "last_name" in f and "first_name" in f:
+        d.ids_from = ["last_name", "first_name"]
+    elif "employee_name" in f:
+        d.ids_from = ["employee_name"]
+    else:
+        used = {a for a in f.values() if isinstance(a, str)}
+        for k, h in enumerate(header):
+            if h and h not in used and dg.kind(values[k]) == "text" and (
+                    dg.looks_like_names(values[k]) or dg.looks_like_ids(values[k])) and not dates(values[k]):
+                f["employee_name"] = h
+                d.ids_from = ["employee_name"]
+                d.guessed.append(f"no employee column named as such: '{h}' is taken for the employee (check it "
+                                 "names each person, and that the roster names them the same way)")
+                break
+    if d.ids_from:
+        d.check.append("no employee id: the name as printed is the id; the roster must name each employee the same way")
+
+
+def dates(values: list[str]) -> bool:
+    """Whether a column holds dates (not names, not ids)."""
+    return any(re.fullmatch(r"\d{1,4}[-/]\d{1,2}[-/]\d{1,4}( 00:00:00)?", v.strip()) for v in values if v)
+
+
 def _take(d, h: str, why: str) -> None:
     """``h`` read as the employee id; the names and the member number it displaces, not."""
     for f in ("employee_id", "employee_name"):
@@ -169,4 +208,4 @@ def _csv(text: str) -> str:
     return '"' + text.replace('"', '""') + '"' if re.search(r'[",\n]', text) else text
 
 
-__all__ = ["frequency_of", "files_csv_lines", "OWN_ID", "Submission", "employee_column", "employer_column", "submission_of"]
+__all__ = ["dates", "employee", "frequency_of", "files_csv_lines", "OWN_ID", "Submission", "employee_column", "employer_column", "submission_of"]
