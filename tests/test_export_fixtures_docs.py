@@ -8,7 +8,11 @@ knowledge of the layout -- never with impcredit's reader or profiles (none exist
 - ``quickbooks_desktop_payroll_summary``: a transposed workbook, a Summary sheet then one sheet
   per check date with the employees across the top;
 - ``gusto_custom_report``: a configurable report in two variants, the employer taxes' total only or
-  their parts only.
+  their parts only;
+- ``justworks_payroll_report``: a PEO's custom payroll report, the PEO's own EIN and member number
+  beside the employer's Work ID;
+- ``code_register``: a register headed by codes, an hours and an amount column per kind of
+  earnings, a column per employer tax code (``ER FICA``, ``ER MEDCR``, ``FUTA``, ``SUTA``).
 
 For every check of ``common.PAYROLL`` each export must give its hours, gross wages and employer
 taxes to the cent (``common.canonical_rows()``), its own totals lines must add up, the files must
@@ -28,8 +32,9 @@ from pathlib import Path
 import openpyxl
 import pytest
 
-from tests.fixtures.exports import common
+from tests.fixtures.exports import code_register, common
 from tests.fixtures.exports import gusto_custom_report as gusto_custom
+from tests.fixtures.exports import justworks_payroll_report as justworks
 from tests.fixtures.exports import patriot_payroll_details as patriot
 from tests.fixtures.exports import quickbooks_desktop_payroll_summary as qbd
 
@@ -345,6 +350,8 @@ WRITERS = {
     "qbd": qbd.write,
     "gusto_total": lambda folder, fmt: gusto_custom.write(folder, fmt, "total"),
     "gusto_parts": lambda folder, fmt: gusto_custom.write(folder, fmt, "parts"),
+    "justworks": justworks.write,
+    "code_register": code_register.write,
 }
 SSN = re.compile(r"(?<!\d)(\d{3}-\d{2}-\d{4}|\d{3} \d{2} \d{4}|\d{9})(?!\d)")
 
@@ -356,6 +363,61 @@ def _all_text(path: Path) -> list[str]:
             text(v) for ws in wb.worksheets for r in ws.iter_rows(values_only=True) for v in r if v is not None]
     raw = path.read_bytes()
     return [raw.decode("utf-8-sig") if raw.startswith(b"\xef\xbb\xbf") else raw.decode("cp1252")]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_justworks_payroll_report_adds_up(fmt, tmp_path):
+    """A line per check: the PEO's EIN on every line (never the employer's), the Work ID the
+    roster's id, the member number Justworks' own; hours, gross and employer taxes to the cent."""
+    (path,) = justworks.write(tmp_path, fmt)
+    rows = _rows(path)
+    head = [str(h) for h in rows[0]]
+    assert head == justworks.HEADER
+    lines = [dict(zip(head, r, strict=True)) for r in rows[1:]]
+    assert {ln["Company FEIN"] for ln in lines} == {justworks.PEO_FEIN} != {common.FEIN}
+    by_id = {e.employee_id: e for e in common.EMPLOYEES}
+    got = Counter()
+    for ln in lines:
+        e = by_id[str(ln["Work ID"])]
+        assert ln["Member ID"] == justworks.MEMBER_IDS[e.employee_id] and ln["Member Name"] == f"{e.first} {e.last}"
+        end = ln["Pay Period End"]
+        end = end.date() if isinstance(end, dt.datetime) else dt.datetime.strptime(end, "%m/%d/%Y").date()
+        got[(e.ssn, end.isoformat())] += 1
+        want = next(c for c in common.PAYROLL if c.employee is e and c.period_end == end)
+        num = [Decimal(str(ln[k]).replace(",", "")) for k in ("Regular Hours", "Overtime Hours", "Gross Pay",
+                                                                "Total Employer Taxes")]
+        assert (num[0] + num[1], num[2], num[3]) == (want.hours, want.gross, want.employer_tax_total)
+    assert len(got) == len(common.PAYROLL) and set(got.values()) == {1}
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_code_register_adds_up(fmt, tmp_path):
+    """A line per check: its hours the hours columns', its gross the earnings columns' and its
+    employer taxes the tax codes' sums, to the cent; the Report Total line sums the lines."""
+    (path,) = code_register.write(tmp_path, fmt)
+    rows = _rows(path)
+    head = [str(h) for h in rows[0]]
+    assert head == code_register.HEADER and rows[-1][0] == "Report Total"
+
+    def num(v) -> Decimal:
+        return Decimal(str(v).replace(",", ""))
+    by_id = {e.employee_id: e for e in common.EMPLOYEES}
+    seen, sums = set(), Counter()
+    for r in rows[1:-1]:
+        ln = dict(zip(head, r, strict=True))
+        e = by_id[str(ln["Emp #"])]
+        assert ln["Employee"] == e.name
+        end = ln["Period End"]
+        end = end.date() if isinstance(end, dt.datetime) else dt.datetime.strptime(end, "%m/%d/%Y").date()
+        want = next(c for c in common.PAYROLL if c.employee is e and c.period_end == end)
+        got = (num(ln["Reg Hrs"]) + num(ln["OT Hrs"]), sum(num(ln[h]) for h in ("Regular", "Overtime", "Bonus")),
+               sum(num(ln[h]) for h in code_register.TAXES))
+        assert got == (want.hours, want.gross, want.employer_tax_total)
+        seen.add((e.ssn, end))
+        for h in code_register.SUMMED:
+            sums[h] += num(ln[h])
+    assert len(seen) == len(common.PAYROLL) == len(rows) - 2
+    assert {h: num(v) for h, v in zip(head, rows[-1], strict=True) if h in code_register.SUMMED} == dict(sums)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -272,6 +272,7 @@ fields:
     (BASE + "transposed: {label_columns: 1}\nreport: {header_rows: 2}\n", "transposed.label_columns",
      "write label_columns: 2"),
     (BASE + "transposed: {heading_row: 2}\n", "transposed", "write group_row too"),
+    (BASE + "transposed: {label_columns: 4, group_row: 1}\n", "transposed", "write heading_row too"),
 ])
 def test_a_profile_that_slips_is_one_line_naming_file_key_and_what_to_write(tmp_path, text, key, said):
     d = profiles(tmp_path, text)

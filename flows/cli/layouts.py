@@ -4,6 +4,7 @@ FILE``: a draft profile for an export no profile reads."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Annotated
 
@@ -155,6 +156,12 @@ def draft(
     name: Annotated[str | None, typer.Option("--name", help="The profile's name (default: from the file's name).",
                                              metavar="NAME")] = None,
     profiles: ProfilesOpt = None,
+    employer: Annotated[str | None, typer.Option(
+        "--employer", help="The employer's FEIN (default: the folder payroll/<FEIN>/ or payroll/files.csv the file "
+        "sits in); a FEIN column that disagrees (a PEO's own) is not taken.", metavar="FEIN")] = None,
+    roster: Annotated[Path | None, typer.Option(
+        "--roster", help="The roster whose employee ids the employee column must hold (default: the roster.csv "
+        "of the submission the file sits in).", metavar="FILE")] = None,
 ) -> None:
     """Write a draft profile for a payroll export no profile reads: the sheet that holds the payroll
     (never a Summary tab; sheets read and skipped by name), the header found (below any title rows,
@@ -169,11 +176,12 @@ def draft(
     """
     cfg, _ = _profiles(ctx, profiles)
     from transforms.ingest.read.draft.draft import draft_profile, draft_yaml
+    from transforms.ingest.read.draft.draft_ids import submission_of
 
     if not file.is_file():
         common.fail(f"{file}: not a file")
     try:
-        text = draft_yaml(draft_profile(file, name, cfg.profiles))
+        text = draft_yaml(draft_profile(file, name, cfg.profiles, submission_of(file, employer, roster)))
     except (ValueError, OSError) as exc:
         common.fail(str(exc))
         return
@@ -184,5 +192,5 @@ def draft(
         common.fail(f"{out}: exists; the draft is not written over a file (choose another --out)")
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text, encoding="utf-8")
-    common.err.print(f"wrote {escape(str(out))}: edit it, then `impcredit layouts check --profiles {escape(str(out.parent))} "
-                     f"{escape(str(file))}`")
+    common.err.print(f"wrote {escape(str(out))}: edit it, then `impcredit layouts check --profiles "
+                     f"{escape(shlex.quote(str(out.parent)))} {escape(shlex.quote(str(file)))}`")

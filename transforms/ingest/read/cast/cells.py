@@ -5,6 +5,7 @@ columns use it."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import polars as pl
@@ -21,6 +22,25 @@ from transforms.ingest.read.cast.parsing import (
 )
 
 
+def carried(table, columns: list[str], who: list[str]):
+    """``table`` with the blank cells of ``columns`` (a profile's ``carry``) taking the value of the
+    nearest line above that has one, where this line's employee cells (``who``) are blank or the
+    same as that line's; else they stay blank (a reject naming the missing value, never another
+    employee's period)."""
+    def blank(c: str) -> pl.Expr:
+        return pl.col(c).str.strip_chars().fill_null("") == ""
+
+    out = []
+    for c in columns:
+        ok = pl.lit(True)
+        for e in who:
+            source = pl.when(~blank(c)).then(pl.col(e).str.strip_chars().fill_null("")).forward_fill()
+            ok = ok & (blank(e) | (pl.col(e).str.strip_chars() == source))
+        value = pl.when(~blank(c)).then(pl.col(c)).forward_fill()
+        out.append(pl.when(~blank(c)).then(pl.col(c)).when(ok).then(value).otherwise(None).alias(c))
+    return dataclasses.replace(table, frame=table.frame.with_columns(out))
+
+
 @dataclass
 class Cells:
     """The cells of one table under a profile match: each canonical field's cell, header and
@@ -32,6 +52,9 @@ class Cells:
     def __post_init__(self) -> None:
         self.profile = self.match.profile
         self.field_col = {name: f"c{pos}" for name, pos in self.match.columns.items()}
+        if self.profile.carry:
+            who = [self.field_col[f] for f in ("employee_id", *self.profile.employee_id_from) if f in self.field_col]
+            self.table = carried(self.table, [self.field_col[f] for f in self.profile.carry if f in self.field_col], who)
         # the table's frame and the values worked out once however often the columns use them
         # (a long layout's amount is its wages, its taxes and its line's amount): the typed
         # columns are expressions over ``work``

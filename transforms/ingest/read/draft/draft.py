@@ -26,6 +26,7 @@ from pathlib import Path
 
 from transforms.ingest.read import figures as fg
 from transforms.ingest.read.draft import draft_guess as dg
+from transforms.ingest.read.draft import draft_ids as di
 from transforms.ingest.read.draft import draft_lines as dl
 from transforms.ingest.read.draft.draft_yaml import draft_yaml
 from transforms.ingest.read.files import readers as rd
@@ -66,6 +67,8 @@ class Draft:
     notes: list[str] = field(default_factory=list)  # lines of one text cell below the header (report.notes)
     guessed: list[str] = field(default_factory=list)  # what the draft guessed (said at its foot)
     check: list[str] = field(default_factory=list)  # what the analyst should check
+    carry: list[str] = field(default_factory=list)  # dates on a check's first line only, carried down
+    files_csv: list[str] = field(default_factory=list)  # the lines of payroll/files.csv to write (only check dates)
     units: dict[str, str] = field(default_factory=dict)  # hours fields written as hours and minutes
     fixed_width: list[str] | None = None  # printed in columns: cut at the heading (the continued columns)
     extension: str = ""
@@ -136,9 +139,11 @@ def _candidate(words, sheet: str | None, records: Records) -> _Candidate | None:
     return best
 
 
-def draft_profile(path: Path, name: str | None = None, agency: Path | None = None) -> Draft:
+def draft_profile(path: Path, name: str | None = None, agency: Path | None = None,
+                  submission: di.Submission | None = None) -> Draft:
     """The draft of ``path``'s layout (see the module's docstring); ``agency``: the agency's
-    profiles folder, whose vocabulary.yaml adds words."""
+    profiles folder, whose vocabulary.yaml adds words; ``submission``: its employer and roster
+    (default: those of the submission ``path`` sits in, ``draft_ids.submission_of``)."""
     words = pfiles.vocabulary(agency).reader()  # the shipped words and the agency's (not its profiles: one may be the draft)
     fixed: dict = {}
     tables = _tables(path, words, fixed)
@@ -155,10 +160,14 @@ def draft_profile(path: Path, name: str | None = None, agency: Path | None = Non
     values = [[cells[k] if k < len(cells) and cells[k] is not None else "" for _, cells in below]
               for k in range(len(header))]
     _columns(d, words, header, values)
-    _employee(d, header, values)
+    sub = submission if submission is not None else di.submission_of(path)
+    di.employer_column(d, header, values, sub)
+    di.employee_column(d, header, values, sub)
+    di.employee(d, header, values)
     alone = dl.employee_lines(d, header, best.records[best.index + 1:])
     _totals_or_parts(d, words, alike)
     _blank_figures(d, values)
+    dl.carry(d, header, values)
     d.date_format = _date_format([c for _, cells in below for c in cells if c])
     d.totals = dg.totals(best.records[best.index + 1:], len(header))
     if alone:
@@ -167,6 +176,7 @@ def draft_profile(path: Path, name: str | None = None, agency: Path | None = Non
                 if not set(b[1]) & set(d.fields)]
     _pay_date(d, header, values)
     _sheet_dates(d, alike)
+    di.files_csv_lines(d, header, values, sub)
     if not best.transposed:
         d.notes = dg.notes(best.records[best.index + 1:], {label for label, _, _ in [*d.totals, *d.blocks]}
                            | set(d.end), frozenset(alone))
@@ -225,8 +235,11 @@ def _columns(d: Draft, words, header: list[str], values: list[list[str]]) -> Non
             f, alias = g, {"header": own, "section": secs[k]}
         elif repeated:
             alias = {"column": fg.letters(k)} if not d.transposed else {"column": k + 1}
-        if f is None and unit == "money" and kinds[k] == "figures":
-            f = dg.earning(words, own if not secs[k] else f"{own}")
+        if f is None and kinds[k] == "figures" and (unit == "money" or (
+                unit is None and dg.hours_twin(words, header, values, k))):  # "Overtime" beside "OT Hrs"
+            f = dg.earning(words, own)
+        if f is None and unit == "hours" and kinds[k] == "figures":  # a pivot's hours of one kind: "Hol Hrs"
+            f = dg.hours_of(words, own)
         if f is None or f in taken or (clock[k] and f not in ("hours", "regular_hours", "overtime_hours",
                                                               "double_time_hours")):
             d.unmatched.append(own)
@@ -258,7 +271,7 @@ def _columns(d: Draft, words, header: list[str], values: list[list[str]]) -> Non
 def _blank_figures(d: Draft, values: list[list[str]]) -> None:
     """Lines that fill some of the hours and money columns and leave others blank (a line per code
     of a check, each section its own): a blank is 0 there (``number: {blank: zero}``)."""
-    cols = [k for f, k in d.positions.items() if f in ("hours", "regular_hours", "gross_wages", "employer_taxes")]
+    cols = [k for f, k in d.positions.items() if dg.counted(f) or f.startswith("hours_")]  # the figures and their parts
     lines = list(zip(*(values[k] for k in cols), strict=True)) if cols else []
     figured = [ln for ln in lines if any(fg.figure(v) for v in ln)]
     partial = sum(1 for ln in figured if any(not (v or "").strip() for v in ln))
@@ -276,7 +289,7 @@ def _pay_date(d: Draft, header: list[str], values: list[list[str]]) -> None:
         return
     for k, h in enumerate(header):
         words = set(re.split(r"\W+", h.lower()))
-        if h and "date" in words and words & {"check", "pay", "payment", "paid"} and _dates(values[k]):
+        if h and "date" in words and words & {"check", "pay", "payment", "paid"} and di.dates(values[k]):
             d.fields["pay_date"] = h
             d.guessed.append(f"the pay date is '{h}' (check it is the date each line was paid)")
             return
@@ -299,44 +312,6 @@ def _has_figures(cand: _Candidate, k: int) -> bool:
     return any(k < len(cells) and fg.figure(cells[k]) for _, cells in cand.records[cand.index + 1:cand.index + 201])
 
 
-def _employee(d: Draft, header: list[str], values: list[list[str]]) -> None:
-    """The employee's id: its column (a column of names under an id's header is the name), or the
-    name as printed (``employee_id_from``), or a guess said at the foot."""
-    col = {h: k for k, h in enumerate(header) if h}
-    f = d.fields
-    for have, other, test in (("employee_id", "employee_name", dg.looks_like_names),
-                              ("employee_name", "employee_id", dg.looks_like_ids)):
-        alias = f.get(have)
-        if isinstance(alias, str) and other not in f and test(values[col[alias]]):
-            f[other] = f.pop(have)
-            d.guessed.append(f"'{alias}' holds {'names' if other == 'employee_name' else 'ids'}: read as {other}")
-    if "employee_id" in f:
-        return
-    if "employee_name" not in f and header and not header[0] and d.transposed_spec[1] is not None and dg.looks_like_names(
-            values[0]):  # a transposed table's names across the top with no label: the group's first cell
-        f["employee_name"] = {"column": 1}
-    if "last_name" in f and "first_name" in f:
-        d.ids_from = ["last_name", "first_name"]
-    elif "employee_name" in f:
-        d.ids_from = ["employee_name"]
-    else:
-        used = {a for a in f.values() if isinstance(a, str)}
-        for k, h in enumerate(header):
-            if h and h not in used and dg.kind(values[k]) == "text" and (
-                    dg.looks_like_names(values[k]) or dg.looks_like_ids(values[k])) and not _dates(values[k]):
-                f["employee_name"] = h
-                d.ids_from = ["employee_name"]
-                d.guessed.append(f"no employee column named as such: '{h}' is taken for the employee (check it "
-                                 "names each person, and that the roster names them the same way)")
-                break
-    if d.ids_from:
-        d.check.append("no employee id: the name as printed is the id; the roster must name each employee the same way")
-
-
-def _dates(values: list[str]) -> bool:
-    return any(re.fullmatch(r"\d{1,4}[-/]\d{1,2}[-/]\d{1,4}( 00:00:00)?", v.strip()) for v in values if v)
-
-
 def _say(d: Draft) -> None:
     """What was guessed and what to check, from the fields found."""
     f = d.fields
@@ -346,6 +321,9 @@ def _say(d: Draft) -> None:
     if "employer_taxes" not in f and "employer_taxes" not in d.either and d.er_parts:
         d.guessed.append("no total of the employer's taxes: employer_taxes is the sum of " + ", ".join(
             _said(a) for _, a in d.er_parts) + " (check that every employer tax is there)")
+    if "hours" not in f and (kinds := [repr(a) for k, a in f.items() if k.startswith("hours_")]):
+        d.check.append(f"hours is the sum of the hours columns, {', '.join(kinds)} among them: check the report's "
+                       "total hours counts them too")
     refs = [(k, a) for k, a in [*f.items(), *d.er_parts, *d.pay_parts] if isinstance(a, dict)]
     for k, a in refs:
         d.guessed.append(f"{k} is {_said(a)} (its name alone says too little, or repeats)")

@@ -54,6 +54,7 @@ MONEY = {"pay", "paid", "wage", "wages", "earning", "earnings", "gross", "net", 
          "commission", "social", "security", "medicare", "futa", "sui", "sdi", "fli", "unemployment", "disability",
          "insurance", "oasdi", "withholding"}
 HOURS = {"hours", "hour", "hrs", "hr", "units"}
+SHORT = {"hol": "holiday", "vac": "vacation", "dt": "double_time", "hldy": "holiday", "bereav": "bereavement"}
 
 
 def unit(header: str, values: list[str]) -> str | None:
@@ -132,6 +133,12 @@ def counted(field: str) -> bool:
 
 # employer taxes as reports name them without the vocabulary's spelling ("NJ - Unemployment Company")
 TAX_WORDS = {"unemployment": "sui", "disability": "sdi", "family": "fli", "oasdi": "social_security"}
+# employer tax codes as registers print them (``ER FICA``, ``MEDCR ER``, ``Co SOCSEC``): FICA is the
+# code of Social Security where Medicare has its own (``MEDI``, ``MEDCR``), both summed either way
+TAX_CODES = {"fica": "fica", "socsec": "social_security", "ss": "social_security", "medcr": "medicare",
+             "medi": "medicare", "med": "medicare", "suta": "sui", "futa": "futa", "sui": "sui", "sdi": "sdi"}
+# a tax only an employer pays, alone in a header (``FUTA``, ``SUTA``): a column of the employer's taxes
+EMPLOYER_ONLY = {"futa", "suta"}
 
 
 def reach(words, header: str, *, loose: bool = True) -> str | None:
@@ -146,11 +153,15 @@ def reach(words, header: str, *, loose: bool = True) -> str | None:
     if loose and "hour" in w and "total" in w and not ({"rate", "ytd", "overtime", "regular"} & w):
         return "hours"  # "Total Gross Pay Hours": the hours of the total
     raw = set(_plain(header).split())
-    if "employer" in w or "company" in raw or w == {"futa"}:
+    employer_only = (w - {"nj"}) == {"futa"} or ((w - {"nj"}) == {"sui"} and bool(raw & EMPLOYER_ONLY))
+    if "employer" in w or "company" in raw or "co" in raw or employer_only:
         if {"employee", "taxable", "wage", "ytd", "total"} & (w | raw):
             return None
         for tax in ER_TAXES:
             if tax in w:
+                return f"er_{tax}"
+        for code, tax in TAX_CODES.items():
+            if code in raw or code in w:
                 return f"er_{tax}"
         if "federal" in raw and "unemployment" in raw:
             return "er_futa"
@@ -166,10 +177,32 @@ def reach(words, header: str, *, loose: bool = True) -> str | None:
 def earning(words, header: str) -> str | None:
     """A field name for a column of one kind of earnings (``pay_regular``), or None."""
     w = (set(words.words(header)) | set(re.split(r"[\s/]+", _plain(header)))) - SAYS_NOTHING  # "Bonus", read "bonu"
+    w = {SHORT.get(x, x) for x in w}  # "Hol", "Vac"
     kinds = sorted(w & EARNINGS)
     if not kinds or w & NOT_EARNINGS:
         return None
     return "earn_" + "_".join(kinds)
+
+
+def hours_of(words, header: str) -> str | None:
+    """The field of one kind of earnings' hours in a pivot (``Hol Hrs``: ``hours_holiday``; ``DT
+    Hrs``: ``double_time_hours``), or None (not hours, or a total, a rate, a year to date)."""
+    w = set(words.words(header)) | set(re.split(r"[\s/]+", _plain(header)))
+    if not w & (HOURS | {"hour"}) or w & {"total", "ytd", "rate", "amount", "pay"}:
+        return None
+    kinds = sorted({SHORT.get(x, x) for x in w} & EARNINGS)
+    if kinds in (["double_time"], ["double"], ["double", "double_time"]):
+        return "double_time_hours"
+    return "hours_" + "_".join(kinds) if kinds else None
+
+
+def hours_twin(words, header: list[str], values: list[list[str]], k: int) -> bool:
+    """Whether column ``k`` (one kind of earnings by its name, ``Overtime``) has a column of its hours
+    beside it (``OT Hrs``): a pivot's pair, hours and amount, so ``k`` is the amount."""
+    own = earning(words, header[k])
+    return own is not None and any(
+        j != k and h and unit(h, values[j]) == "hours" and earning(words, re.sub(r"(?i)\b(?:hours?|hrs?)\b", " ", h)) == own
+        for j, h in enumerate(header))
 
 
 def kind(values: list[str]) -> str:
@@ -315,5 +348,5 @@ def looks_like_ids(values: list[str]) -> bool:
     return bool(vals) and len(ids) * 2 > len(vals)
 
 
-__all__ = ["EARNINGS", "HOURS_FIELDS", "LEXICON", "blocks", "counted", "earning", "no_place", "sheet_dates", "fits", "kind", "looks_like_ids",
+__all__ = ["EARNINGS", "HOURS_FIELDS", "LEXICON", "blocks", "counted", "earning", "hours_of", "hours_twin", "no_place", "sheet_dates", "fits", "kind", "looks_like_ids",
            "looks_like_names", "notes", "reach", "sections", "sheet_patterns", "totals", "unit"]

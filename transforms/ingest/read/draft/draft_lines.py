@@ -1,7 +1,8 @@
 """What ``draft`` guesses of a report's lines beyond its header (``draft.draft_profile``): the
 label columns and the groups of columns of a transposed table, the employee named on a line of its
 own above their lines (a block per paycheck), the line from which on the report is its
-summary; a text printed in columns, an hours column written as hours and minutes."""
+summary, the dates printed on a check's first line only (``carry``); a text printed in columns, an
+hours column written as hours and minutes."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 
 from transforms.ingest.read import figures as fg
 from transforms.ingest.read.cast.durations import CLOCK
+from transforms.ingest.read.draft import draft_guess as dg
 from transforms.ingest.read.files import fixed_width as fw
 
 Records = list[tuple[int, list[str | None]]]
@@ -73,7 +75,7 @@ def summary_end(d, rows: Records, alone: set[str]) -> None:
             return
 
 
-__all__ = ["employee_lines", "groups", "label_columns", "summary_end"]
+__all__ = ["carry", "employee_lines", "groups", "label_columns", "summary_end"]
 
 
 def printed(text: str, records, reached) -> tuple[list, list[str]] | None:
@@ -98,3 +100,22 @@ def rule_note(d, below) -> None:
     rules = [c for _, cells in below if (c := next((x for x in cells if x), None)) and re.fullmatch(r"[-=_]{3,}", c)]
     if rules and not any(re.fullmatch(n, rules[0]) for n in d.notes):
         d.notes.append("[-=_]+")
+
+
+def carry(d, header: list[str], values: list[list[str]]) -> None:
+    """The period's and the check date's columns blank on some lines of figures, and filled on the
+    first (a check's sub-lines, its dates on its first line only): carried from the line above
+    (``carry``), said at the foot."""
+    cols = [k for f, k in d.positions.items() if dg.counted(f) or f.startswith("hours_")]
+    rows = len(values[0]) if values else 0
+    figured = [i for i in range(rows) if any(fg.figure(values[k][i]) for k in cols)]
+    for f in ("period_start", "period_end", "pay_date"):
+        h = d.fields.get(f)
+        if figured and isinstance(h, str) and h in header:
+            col = values[header.index(h)]
+            blanks = sum(1 for i in figured if not col[i].strip())
+            if blanks and col[figured[0]].strip():
+                d.carry.append(f)
+    if d.carry:
+        d.guessed.append(f"{', '.join(d.carry)} blank on some lines of figures (a check's sub-lines?): taken from the "
+                         "line above of the same employee (carry); check a blank never starts another check")

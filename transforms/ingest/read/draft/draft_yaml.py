@@ -5,6 +5,7 @@ loads as a profile (``profiles.Profile``: the strict schema any profile is read 
 from __future__ import annotations
 
 import datetime as dt
+import shlex
 
 import yaml
 from pydantic import ValidationError
@@ -37,7 +38,7 @@ def draft_yaml(d) -> str:
     lines = [f"# Draft profile for {d.source} ({where}header on line {d.header_line}), written by "
              f"`impcredit layouts draft` on {dt.date.today().isoformat()}.",
              "# Read it, edit what is wrong, name the product and cite its documentation, then check it:",
-             "#   impcredit layouts check --profiles DIR FILE",
+             f"#   impcredit layouts check --profiles DIR {shlex.quote(d.source)}",
              f"name: {d.name}", f"product: {_q('')}",
              f"description: {_q('Drafted from ' + d.source + ': an export no shipped profile reads.')}",
              f"date_formats: [{_q(d.date_format)}]"]
@@ -76,17 +77,22 @@ def draft_yaml(d) -> str:
         lines.append("# hours written as hours and minutes (44:30): read as decimal hours")
         lines.append(f"units: {{{', '.join(f'{k}: {_q(v)}' for k, v in d.units.items())}}}")
     derived = []
-    if "hours" not in f and any(k in f for k in HOURS_PARTS):
-        derived.append(f"  hours: [{', '.join(k for k in HOURS_PARTS if k in f)}]")
+    hours = [k for k in f if k in HOURS_PARTS or k.startswith("hours_")]  # a pivot's hours column per earning
+    if "hours" not in f and hours:
+        derived.append(f"  hours: [{', '.join(hours)}]")
     if pays and "gross_wages" not in d.either:
         derived.append(f"  gross_wages: [{', '.join(n for n, _ in pays)}]")
     if parts and "employer_taxes" not in d.either:
         derived.append(f"  employer_taxes: [{', '.join(n for n, _ in parts)}]")
     if derived:
         lines += ["derived:", *derived]
-    optional = [k for k in ("overtime_hours", "double_time_hours", "check_id") if k in f]
+    optional = [k for k in f if k in ("overtime_hours", "double_time_hours", "check_id") or k.startswith("hours_")] + [
+        n for n, _ in pays[1:]]  # the kinds of earnings past the first: a file may print none of it
     if optional:
         lines.append(f"optional: [{', '.join(optional)}]")
+    if d.carry:
+        lines.append("# printed on a check's first line only: a blank takes the line above's (same employee)")
+        lines.append(f"carry: [{', '.join(d.carry)}]")
     lines += _periods(d)
     lines += _report(d)
     unused = [f"{_said(a)} (one of the employer's taxes: in the total)" for _, a in d.er_parts if not parts] + [
@@ -158,8 +164,11 @@ def _foot(d) -> list[str]:
         out.append(f"# GUESSED: {g}")
     for c in d.check:
         out.append(f"# CHECK: {c}")
+    if d.files_csv:
+        out.append("# payroll/files.csv (the period from each check date needs the file's pay frequency):")
+        out += [f"#   {line}" for line in d.files_csv]
     missing = [k for k in ("hours", "gross_wages", "employer_taxes") if k not in f and not (
-        (k == "hours" and any(x in f for x in HOURS_PARTS)) or (k == "employer_taxes" and d.er_parts)
+        (k == "hours" and any(x in f or x.startswith("hours_") for x in [*HOURS_PARTS, *f])) or (k == "employer_taxes" and d.er_parts)
         or (k == "gross_wages" and d.pay_parts))]
     if "employee_id" not in f and not d.ids_from:
         missing.append("employee_id")

@@ -178,6 +178,10 @@ class Transposed(BaseModel):
         if self.heading_row is not None and self.group_row is None:
             raise ValueError("heading_row names the columns of a group: write group_row too (the row naming each "
                              "employee or check across the top)")
+        if self.group_row is not None and self.heading_row is None:
+            raise ValueError("group_row names each employee or check across the top; its columns are named by "
+                             "the row of headings under it: write heading_row too (without it no cell is named "
+                             "and nothing is read)")
         if self.group_row is not None and self.group_row == self.heading_row:
             raise ValueError("group_row and heading_row are two rows: the names above, the headings under them")
         return self

@@ -123,6 +123,7 @@ class Profile(BaseModel):
     # fields whose aliases are taken as written although their words say net pay, hours for a
     # money field or money for an hours field (``profile_keys.unit_slip``)
     trust_aliases: list[str] = Field(default_factory=list)
+    carry: list[str] = Field(default_factory=list)  # blank: the line above's, same employee (``cells.carried``)
     # fields of hours written as hours and minutes (``76:45``, ``[h]:mm`` cells): ``h:mm``
     # (``cast/durations.py``)
     units: dict[str, Literal["h:mm"]] = Field(default_factory=dict)
@@ -287,9 +288,9 @@ class Profile(BaseModel):
     def _check_keys(self, flat: dict[str, list[Alias]]) -> None:
         """trust_aliases, sheets and transposed said consistently; no alias of a money field that
         says net pay or hours, none of an hours field that says money (``profile_keys.unit_slip``)."""
-        for f in self.trust_aliases:
+        for key, f in [("trust_aliases", f) for f in self.trust_aliases] + [("carry", f) for f in self.carry]:
             if f not in flat:
-                raise ValueError(f"trust_aliases: {f!r} is not a field")
+                raise ValueError(f"{key}: {f!r} is not a field")
         hours_fields = [f for f, kind in self._units(flat).items() if kind == "hours"]
         for f in self.units:
             if f not in hours_fields:
