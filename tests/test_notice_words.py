@@ -118,6 +118,13 @@ def test_a_held_notice_never_says_nothing_was_rejected(held_total):
             assert "the next run decides the application like a new one" in doc.replace("The next run", "the next run")
             assert "reopen" not in doc and "Your right to a hearing" not in doc
             assert "employer_id: employer_id" not in doc  # one message per problem: the column said once
+            # where and by when (data/agency.yaml's resubmission: 30 days from the notice's date), in plain words
+            flat = " ".join(re.sub(r"<[^>]+>", " ", doc).split())
+            dated = re.search(r"Date of this notice ?([A-Z][a-z]+ \d{1,2}, \d{4})", flat)
+            assert dated, flat[:600]
+            by = dt.datetime.strptime(dated.group(1), "%B %d, %Y").date() + dt.timedelta(days=30)
+            assert f"send the corrected files by {by:%B} {by.day}, {by.year}, the way you sent your submission" in flat
+            assert "is not proven" not in flat
         assert_pointers_true(html)
 
 
