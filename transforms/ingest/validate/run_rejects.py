@@ -50,7 +50,7 @@ def quote_hits(hits: pl.DataFrame, by_index: dict[int, FileWork], paths: dict[in
     """Reject records and quarantine rows of ``cross_row_hits``, each file read again to quote its cells."""
     for (index,), grp in hits.group_by(["__file"], maintain_order=True):
         w = by_index[index]
-        tables, _, _, _ = read_tables(w.dataset, paths[index], w.rel, key, layouts=w.layouts)
+        tables, _, _, _ = read_tables(w.dataset, paths[index], w.rel, key, layouts=w.layouts, limits=w.limits)
         for row in grp.iter_rows(named=True):
             st = next((t for t in tables if t.sheet == row["source_sheet"]), tables[0])
             header = st.headers.get(row["column"], row["column"]) if row["column"] else None
