@@ -64,6 +64,7 @@ class RunSettings(BaseSettings):
     pdf: Literal["auto", "all", "certificates", "none"] = DocumentOptions().pdf
     pdf_max: int = Field(default=DocumentOptions().pdf_max, ge=0)
     render_helper: bool = DocumentOptions().render_helper
+    notice_lines: int = Field(default=DocumentOptions().notice_lines, ge=1)
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
@@ -77,7 +78,8 @@ class RunSettings(BaseSettings):
                              max_line_bytes=self.max_line_bytes, max_sheet_mb=self.max_sheet_mb)
 
     def documents(self) -> DocumentOptions:
-        return DocumentOptions(pdf=self.pdf, pdf_max=self.pdf_max, render_helper=self.render_helper)
+        return DocumentOptions(pdf=self.pdf, pdf_max=self.pdf_max, render_helper=self.render_helper,
+                               notice_lines=self.notice_lines)
 
 
 HELP = {
@@ -94,6 +96,7 @@ HELP = {
     "pdf": "auto (PDFs up to pdf_max documents, else their data for `impcredit documents`), all, certificates, none",
     "pdf_max": "documents a run renders as PDF under pdf=auto",
     "render_helper": "a second process renders half of a big run's pages",
+    "notice_lines": "lines of each file a notice lists, then how many more and the employer's rejects file",
 }
 
 

@@ -142,3 +142,44 @@ def test_a_padded_workbook_is_refused_before_it_is_read(tmp_path):
     assert (file, line, rule) == ("payroll/pay.xlsx", None, "sheet_too_large")
     assert message == ("sheet 'Payroll' is 300 MB of XML uncompressed, over the limit of 200 MB "
                        "(setting max_sheet_mb): the workbook is not read")
+
+
+_NOTICE_RUN = """
+import datetime as dt, json, resource, sys
+from pathlib import Path
+from tests.test_readings import EMPLOYER, EXAMPLE_A, run, write_submission
+root = Path(sys.argv[1])
+sub = write_submission(root / "sub", months=EXAMPLE_A, tax_year=2023, received="2024-02-01T09:00:00")
+pay = sub / "payroll" / "payroll.csv"
+bad = "".join(f"{EMPLOYER},E1,111-22-3333,2023-01-01,2023-01-31,{200000 + i},100.00,10.95\\n" for i in range(20_000))
+pay.write_text(pay.read_text() + bad)
+awards, _ = run(sub, root / "w", root / "o", 2023, dt.date(2024, 7, 1))
+print(json.dumps(dict(status=awards.row(0, named=True)["status"],
+                      mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)))
+"""
+
+
+def test_a_notice_of_twenty_thousand_rejected_lines_lists_the_first_and_says_how_many_more(tmp_path):
+    from pypdf import PdfReader
+
+    done = subprocess.run([sys.executable, "-c", _NOTICE_RUN, str(tmp_path)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    assert got["status"] == "HELD"
+    assert got["mb"] < 1200, got  # the PDF step alone was at 1.7 GB
+    print("peak MB", got["mb"])
+    out = tmp_path / "o"
+    html = (out / "notices" / "A1.html").read_text()
+    table = html.split('<table id="held_lines">')[1].split("</table>")[0]
+    assert table.count("<tr><td>payroll/payroll.csv</td>") == 51  # the first 50 lines, then how many more
+    assert ("<td>and 19,950 more lines of this file: see rejects/100000001.csv</td>" in table), table[-600:]
+    assert '<td class="num">26</td>' in table and '<td class="num">75</td>' in table  # the bad lines are 26 on
+    assert '<td class="num">76</td>' not in table
+    assert len(html) < 60_000
+    pages = PdfReader(out / "notices" / "A1.pdf").pages
+    assert len(pages) <= 6
+    assert "and 19,950 more lines of this file: see rejects/100000001.csv" in " ".join(
+        " ".join(p.extract_text() for p in pages).split())
+    rejects = pl.read_csv(out / "rejects" / "100000001.csv", infer_schema=False)
+    assert rejects.get_column("line").n_unique() == 20_000  # every line is in the file the notice points at

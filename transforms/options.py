@@ -47,3 +47,5 @@ class DocumentOptions(BaseModel):
     pdf_max: int = Field(default=1000, ge=0)
     # a second process renders half of a big run's pages (from render_helper.MIN_PAGES)
     render_helper: bool = True
+    # the lines of each file a notice lists (in each of its lists), then how many more and where
+    notice_lines: int = Field(default=50, ge=1)

@@ -39,16 +39,20 @@ from transforms.products.notice_record import (
     agency_sentence,
     employee_line,
     explain_reasons,
+    first_lines,
     other_rejects,
     pdf_record,
     rejects_text,
 )
+from transforms.ingest.report import rejects_file
+from transforms.options import DocumentOptions
 from transforms.products.pdf import text
 from transforms.products.reason_words import REASONS, STATUS_WORDS, labelled
 
 __all__ = ["REASONS", "STATUS_WORDS", "explain_reasons", "write_notices"]
 
 
+NOTICE_LINES_PER_FILE = DocumentOptions().notice_lines
 REJECT_COLUMNS = ["file", "line", "column", "value", "rule", "message"]
 
 
@@ -170,6 +174,7 @@ def write_notices(
     findings: dict[str, list[dict]] | None = None,
     finding_notice: str = "",
     helper=None,
+    lines_per_file: int = NOTICE_LINES_PER_FILE,
 ) -> list[Path]:
     """``notices/<application_id>.html`` for every application of ``awards``; a held one lists
     the lines to correct (``held``). ``history``: the ledger rows of these applications (an
@@ -179,7 +184,8 @@ def write_notices(
     employees by their printed names (no employee id: said in the notice); ``findings``: application
     id -> the audit findings that concern it (``finding_documents.finding_block``); ``finding_notice``:
     ``finding`` or ``withdrawal``, the notices of that event itself, titled so, without the run's
-    rejected rows. With ``pdf_jobs``, the PDF of them all (``notices/notices.pdf``) and one per notice
+    rejected rows. ``lines_per_file``: the lines of each file a notice lists (in each of its lists),
+    then how many more and the employer's rejects file (``notice_record.first_lines``). With ``pdf_jobs``, the PDF of them all (``notices/notices.pdf``) and one per notice
     (``notices/<application_id>.pdf``) are appended as a job for the caller."""
     by_app = _employee_lines(employee_years)
     rejects_known = rejects is not None and "employer_id" in rejects.columns
@@ -197,7 +203,8 @@ def write_notices(
                        rejects_of.get(a["employer_id"], []), rejects_known, run_id=run_id,
                        address=(addresses or {}).get(a["application_id"]), members=members_of.get(a["application_id"], []),
                        named_by=(named_by or {}).get(a["employer_id"], ""),
-                       findings=(findings or {}).get(a["application_id"], []), finding_notice=finding_notice)
+                       findings=(findings or {}).get(a["application_id"], []), finding_notice=finding_notice,
+                       lines_per_file=lines_per_file)
         pages.append((Path(staging_dir) / "notices" / f"{names[a['application_id']]}.html", {"n": ctx}))
     if pdf_jobs is not None and pages:
         job = pdf.job("notices", lambda: [pdf_record(ctx["n"]) for _, ctx in pages], Path(staging_dir) / "notices" / "notices.pdf",
@@ -210,7 +217,7 @@ def write_notices(
 
 def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_parts: dict, rejects: list[dict],
              rejects_known: bool, *, run_id: str, address: str | None, members: list, named_by: str, findings: list[dict],
-             finding_notice: str) -> dict:
+             finding_notice: str, lines_per_file: int = NOTICE_LINES_PER_FILE) -> dict:
     """One notice's fields (``notice.html.j2``, and ``pdf_record`` for the PDF)."""
     held = a["status"] == "HELD"
     start = a.get("period_start") or dt.date(int(a["tax_year"]), 1, 1)
@@ -222,6 +229,9 @@ def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_pa
     if finding_notice and findings:  # the notice of an audit finding opens with what happened
         opening = findings[0]["opening"]
     shown = other_rejects(rejects, parts["held_lines"] + parts["doubtful_lines"]) if not finding_notice else []
+    see = rejects_file(a["employer_id"])  # the rest of a long list (``first_lines``)
+    shown = first_lines(shown, lines_per_file, see)
+    parts |= {k: first_lines(parts[k], lines_per_file, see) for k in ("held_lines", "doubtful_lines")}
     return {
         **head, **period, **cert,
         "application_id": text(a["application_id"]), "employer_name": text(a["employer_name"]),
