@@ -15,6 +15,8 @@ from pathlib import Path
 import polars as pl
 
 from transforms.award.held import FIGURE_WORDS
+from transforms.ingest.report import rejects_file
+from transforms.options import DocumentOptions
 from transforms.products import pdf
 from transforms.products._html import (
     decision_date,
@@ -44,8 +46,6 @@ from transforms.products.notice_record import (
     pdf_record,
     rejects_text,
 )
-from transforms.ingest.report import rejects_file
-from transforms.options import DocumentOptions
 from transforms.products.pdf import text
 from transforms.products.reason_words import REASONS, STATUS_WORDS, labelled
 
