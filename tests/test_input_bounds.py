@@ -183,3 +183,28 @@ def test_a_notice_of_twenty_thousand_rejected_lines_lists_the_first_and_says_how
         " ".join(p.extract_text() for p in pages).split())
     rejects = pl.read_csv(out / "rejects" / "100000001.csv", infer_schema=False)
     assert rejects.get_column("line").n_unique() == 20_000  # every line is in the file the notice points at
+
+
+def test_pdfs_are_rendered_in_bounded_batches_and_joined_with_their_bookmarks(tmp_path, monkeypatch):
+    from pypdf import PdfReader
+
+    from tests.test_products import run_scenario
+    from transforms.products import pdf
+
+    whole = run_scenario(tmp_path / "a")["out"]
+    monkeypatch.setattr(pdf, "BATCH", 2)  # Typst renders two documents at a time
+    sizes: list[int] = []
+    render = pdf.render
+    monkeypatch.setattr(pdf, "render", lambda kind, records, path, **kw: (sizes.append(len(records)), render(kind, records, path, **kw))[1])
+    batched = run_scenario(tmp_path / "b")["out"]
+    assert len(sizes) > 2 and max(sizes) == 2
+    for kind in pdf.KINDS:
+        a, b = PdfReader(whole / kind / f"{kind}.pdf"), PdfReader(batched / kind / f"{kind}.pdf")
+        assert len(b.outline) > 2 and [o.title for o in b.outline] == [o.title for o in a.outline]
+        assert [b.get_destination_page_number(o) for o in b.outline] == [a.get_destination_page_number(o) for o in a.outline]
+        assert [p.extract_text() for p in b.pages] == [p.extract_text() for p in a.pages]
+        mine = sorted(p.name for p in (batched / kind).glob("*.pdf"))
+        assert mine == sorted(p.name for p in (whole / kind).glob("*.pdf"))  # each document's own, no part left
+        assert not list((batched / kind).glob(".*"))
+        for name in mine:
+            assert len(PdfReader(batched / kind / name).pages) == len(PdfReader(whole / kind / name).pages)
