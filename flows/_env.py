@@ -28,15 +28,21 @@ def quiet() -> None:
 
 
 _DEFAULTED: set[str] = set()  # the settings configure() chose (none was set)
+HEARTBEAT_S = 60  # a deployment's flow runs' heartbeat interval (flows/zombies.py)
 
 
 def for_deployment() -> None:
     """A deployment's processes (the serving process, the worker, the flow runs they start) log at
     INFO in Prefect: a flow run's logs are what its operator reads (the CLI keeps Prefect at
-    WARNING and prints its own lines). Before Prefect is imported; an operator's
-    ``PREFECT_LOGGING_LEVEL`` stands."""
+    WARNING and prints its own lines); their flow runs send a heartbeat every ``HEARTBEAT_S``
+    seconds. Before Prefect is imported; an operator's ``PREFECT_LOGGING_LEVEL`` and heartbeat
+    interval stand."""
     if "PREFECT_LOGGING_LEVEL" in _DEFAULTED:
         os.environ["PREFECT_LOGGING_LEVEL"] = "INFO"
+    # every flow run beats (the zombie-detection automation marks one that stops Crashed:
+    # flows/zombies.py), every HEARTBEAT_S seconds unless the operator set an interval
+    if not os.environ.get("PREFECT_FLOWS_HEARTBEAT_FREQUENCY") and not os.environ.get("PREFECT_RUNNER_HEARTBEAT_FREQUENCY"):
+        os.environ["PREFECT_FLOWS_HEARTBEAT_FREQUENCY"] = str(HEARTBEAT_S)
 
 
 def configure() -> None:

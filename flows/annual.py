@@ -11,7 +11,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows import _env
 from flows.fanout import credit_batch, fan_out
-from flows.settings import RunSettings, run_settings
+from flows.settings import RunSettings, run_settings, today
 from transforms.award import ledger
 from transforms.reference.parameters import Parameters
 from transforms.runs import annual as steps
@@ -58,6 +58,7 @@ def annual_flow(
     (the run's settings, ``flows.settings``, read when the run starts: the command line, impcredit.toml,
     the environment)."""
     logger = get_run_logger()
+    steps.check_dated(as_of, today())  # a decision dated after today: refused before anything is read (spec section 7)
     started_at = ledger.now_utc()
     cfg = run_settings(profiles=profiles)
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):

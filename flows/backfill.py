@@ -17,7 +17,9 @@ from prefect.states import Completed, Failed
 
 from flows import _env
 from flows.annual import annual_flow
+from flows.settings import today
 from transforms.reference.parameters import Parameters
+from transforms.runs.inputs import check_dated
 from transforms.settings import Settings
 
 
@@ -84,6 +86,11 @@ def year_input(input_dir: Path, year: int) -> Path:
     return input_dir
 
 
+def year_as_of(year: int, as_of: dt.date | None) -> dt.date:
+    """A tax year's as-of date in a backfill: ``as_of`` when given, else July 1 after the year."""
+    return as_of or dt.date(year + 1, 7, 1)
+
+
 @flow(name="impcredit-backfill", log_prints=False)
 def backfill_flow(
     input_dir: Path,
@@ -104,8 +111,11 @@ def backfill_flow(
     report = BackfillReport()
     years = sorted(years)
     _env.name_flow_run(f"backfill-{years[0]}-{years[-1]}" if years else "backfill")  # tagged impcredit, backfill
+    for year in years:  # none dated after today (spec section 7): refused before any year runs
+        check_dated(year_as_of(year, as_of), today(), option=f"tax year {year}'s as-of date",
+                    note="" if as_of else " (July 1 after it: no --as-of given)")
     for year in years:
-        year_as_of = as_of or dt.date(year + 1, 7, 1)
+        day = year_as_of(year, as_of)
         try:
             year_dir = year_input(input_dir, year)
         except ValueError as exc:
@@ -114,7 +124,7 @@ def backfill_flow(
             continue
         logger.info("tax year %s reads %s", year, year_dir)
         state = annual_flow(
-            input_dir=year_dir, tax_year=year, as_of=year_as_of, out_dir=out_dir / str(year),
+            input_dir=year_dir, tax_year=year, as_of=day, out_dir=out_dir / str(year),
             workdir=workdir, params=params, settings=settings, wait_seconds=wait_seconds,
             dask_address=dask_address, profiles=profiles, return_state=True,
         )

@@ -18,7 +18,7 @@ from prefect.cache_policies import NO_CACHE
 
 from flows import _env
 from flows.fanout import fan_out
-from flows.settings import RunSettings, run_settings
+from flows.settings import RunSettings, run_settings, today
 from transforms.award import ledger
 from transforms.reference.parameters import Parameters
 from transforms.runs import annual as steps
@@ -70,6 +70,7 @@ def quarterly_flow(
     (the run's settings, ``flows.settings``, read when the run starts)."""
     logger = get_run_logger()
     q.quarter_end(tax_year, quarter)  # validates the quarter
+    steps.check_dated(as_of, today(), run="a quarterly run (its estimates are recorded)")  # spec section 7
     started_at = ledger.now_utc()
     cfg = run_settings(profiles=profiles)
     with steps.workdir_lock(workdir, wait_seconds=wait_seconds):

@@ -1,15 +1,21 @@
-"""Scheduled deployments of the annual run and the quarterly estimates (docs/scheduling.md).
+"""Scheduled deployments of the annual run, the quarterly estimates and the monthly catch-up (docs/scheduling.md).
 
 Needs a Prefect API server (``prefect server start``). The schedules:
 - annual: July 1, 06:00 New York time, tax year = previous calendar year, as-of = the run date;
-- quarterly estimates: on the NJ estimated-payment dates April 15, June 15, September 15 and
-  December 15, 06:00; the quarter is the latest one that has ended by the run date (Apr 15 -> Q1,
-  Jun 15 -> Q1, Sep 15 -> Q2, Dec 15 -> Q3), so only observed data is projected.
+  then every other tax year with an undecided application the run sees (``flows.catchup``);
+- quarterly estimates: on the NJ estimated-payment dates April 15, June 15, September 15,
+  December 15 (CBT) and January 15 (GIT's fourth), 06:00; the quarter is the latest one that has
+  ended by the run date (Apr 15 -> Q1, Jun 15 -> Q1, Sep 15 -> Q2, Dec 15 -> Q3, Jan 15 -> Q4 of
+  the year before), so only observed data is projected; each run writes its own dated folder;
+- catch-up: the 1st of each month, 08:00: the annual run of every tax year with an application
+  not decided yet that a run now sees; its logs and artifact name what still waits, until when.
+
+A run is dated by its scheduled start in New York (``flows.dating``), never the worker's clock.
 
 Two ways to run them, never both (``active_elsewhere``): a worker of the ``impcredit`` work pool
-runs the deployments ``prefect.yaml`` registers (``annual``, ``quarterly-estimates``;
+runs the deployments ``prefect.yaml`` registers (``annual``, ``quarterly-estimates``, ``catch-up``;
 ``python -m flows.worker``), or this module serves its own (``annual-served``,
-``quarterly-estimates-served``; ``python flows/serve.py``). Distinct names: neither overwrites
+``quarterly-estimates-served``, ``catch-up-served``; ``python flows/serve.py``). Distinct names: neither overwrites
 the other's deployments.
 
 Every run reads its settings when it starts, from the environment of the process that runs it
@@ -34,17 +40,23 @@ if __package__ in (None, ""):  # run as a script: make the repository importable
 
 from flows import _env  # noqa: E402, I001  (before prefect: sets PREFECT_HOME)
 
-_env.for_deployment()  # before prefect: its runs log at INFO
+_env.for_deployment()  # before prefect: its runs log at INFO and send heartbeats
 
 from prefect import flow, get_run_logger  # noqa: E402
 from prefect.schedules import Cron  # noqa: E402
 from prefect.states import Failed  # noqa: E402
 
+from flows import catchup  # noqa: E402  (imports prefect)
+from flows.dating import scheduled_date  # noqa: E402
+from flows.settings import today  # noqa: E402
+
 TIMEZONE = "America/New_York"
 ANNUAL_CRON = "0 6 1 7 *"
-QUARTERLY_CRON = "0 6 15 4,6,9,12 *"
+QUARTERLY_CRON = "0 6 15 1,4,6,9,12 *"
+CATCH_UP_CRON = "0 8 1 * *"
 # flow name -> the deployment prefect.yaml registers for a worker; this module serves "<name>-served"
-DEPLOYMENTS = {"impcredit-scheduled-annual": "annual", "impcredit-scheduled-quarterly": "quarterly-estimates"}
+DEPLOYMENTS = {"impcredit-scheduled-annual": "annual", "impcredit-scheduled-quarterly": "quarterly-estimates",
+               "impcredit-scheduled-catch-up": "catch-up"}
 SERVED = "-served"
 
 
@@ -99,9 +111,10 @@ def _refused(exc: BaseException):
 
 def _setup_errors() -> tuple[type[BaseException], ...]:
     from transforms.pii import KeyError_
+    from transforms.runs.inputs import RunError
     from transforms.storage import StorageError
 
-    return SetupError, KeyError_, StorageError
+    return SetupError, KeyError_, StorageError, RunError
 
 
 def _out(root, *parts: str):
@@ -115,16 +128,18 @@ def _out(root, *parts: str):
 
 
 def _annual_when(tax_year: int | None, as_of: dt.date | None) -> tuple[int, dt.date]:
-    """The tax year and as-of date of an annual run: the previous year, as of the run's day."""
-    day = as_of or dt.date.today()
+    """The tax year and as-of date of an annual run: the previous year, as of the run's day (the
+    New Jersey date of its scheduled start, ``flows.dating``)."""
+    day = as_of or scheduled_date()
     return tax_year or day.year - 1, day
 
 
 def _quarter_when(tax_year: int | None, quarter: int | None, as_of: dt.date | None) -> tuple[int, int, dt.date]:
-    """The tax year, quarter and as-of date of a quarterly run: the latest quarter ended by the run's day."""
+    """The tax year, quarter and as-of date of a quarterly run: the latest quarter ended by the run's
+    day (the New Jersey date of its scheduled start)."""
     from transforms.runs.quarterly import latest_completed_quarter
 
-    day = as_of or dt.date.today()
+    day = as_of or scheduled_date()
     auto_year, auto_q = latest_completed_quarter(day)
     return tax_year or auto_year, quarter or auto_q, day
 
@@ -142,6 +157,8 @@ def _run_name(kind: str):
             if kind == "annual":
                 year, day = _annual_when(p.get("tax_year"), as_of)
                 return f"annual-{year}-as-of-{day}"
+            if kind == "catch-up":
+                return f"catch-up-as-of-{as_of or scheduled_date()}"
             year, q, day = _quarter_when(p.get("tax_year"), p.get("quarter"), as_of)
             return f"quarterly-{year}-q{q}-as-of-{day}"
         except (TypeError, ValueError):  # a bad parameter fails the run itself, with Prefect's message
@@ -156,11 +173,13 @@ def scheduled_annual(tax_year: int | None = None, as_of: dt.date | None = None):
     hashed, tagged ``impcredit``, ``annual``, ``tax-year-<Y>``."""
     from flows.annual import annual_flow
     from transforms.reference.parameters import load_parameters
+    from transforms.runs.inputs import check_dated
     from transforms.settings import Settings
 
     year, day = _annual_when(tax_year, as_of)
     _env.name_flow_run(f"annual-{year}-as-of-{day}")  # the tags, at once
     try:
+        check_dated(day, today())  # an as_of after today decides nothing (spec section 7)
         inp, workdir, out = _setup()
     except _setup_errors() as exc:
         return _refused(exc)
@@ -168,9 +187,47 @@ def scheduled_annual(tax_year: int | None = None, as_of: dt.date | None = None):
                           workdir=workdir, params=load_parameters(), settings=Settings(), wait_seconds=600,
                           dask_address=os.environ.get("IMPCREDIT_DASK_ADDRESS") or None)
     _env.name_flow_run(summary.run_id)
-    get_run_logger().info("run %s: %d applications, awarded %.2f by this run; outputs %s", summary.run_id,
-                          summary.applications, summary.awarded_now, summary.out_dir)
+    line = (f"tax year {year}: run {summary.run_id}, {summary.applications:,} applications, awarded "
+            f"{summary.awarded_now:,.2f} by this run; outputs {summary.out_dir}")
+    get_run_logger().info(line)
+    # then every other tax year with an undecided application this run sees, and what still waits
+    others = [y for y in catchup.plan_now(workdir, day).due_years if y != year]
+    decided = catchup.decide_years(others, day, inp, workdir, _catch_up_out(out, day),
+                                   os.environ.get("IMPCREDIT_DASK_ADDRESS") or None)
+    catchup.report("Annual run", day, [line, *decided], workdir)
     return summary
+
+
+def _catch_up_out(out, day: dt.date):
+    """A catch-up run's folder: ``annual/<year>/catch-up-as-of-<date>`` (the July 1 run's stay)."""
+    return lambda year: _out(out, "annual", str(year), f"catch-up-as-of-{day}")
+
+
+@flow(name="impcredit-scheduled-catch-up", flow_run_name=_run_name("catch-up"))
+def scheduled_catch_up(as_of: dt.date | None = None):
+    """The monthly catch-up: the submission staged into the lake, then the annual run (as of the
+    run's day) of every tax year with an application not decided yet that a run now sees
+    (received late, a fiscal period ended since, a hold resolved); its logs and artifact name what
+    still waits and until when (``flows.catchup``)."""
+    from flows.annual import stage
+    from flows.settings import run_settings
+    from transforms.runs.record import workdir_lock
+
+    day = as_of or scheduled_date()
+    try:
+        inp, workdir, out = _setup()
+    except _setup_errors() as exc:
+        return _refused(exc)
+    address = os.environ.get("IMPCREDIT_DASK_ADDRESS") or None
+    with workdir_lock(workdir, wait_seconds=600):
+        stage(inp, workdir, run_settings(), dask_address=address)  # what arrived since: into the lake
+    years = catchup.plan_now(workdir, day).due_years
+    get_run_logger().info("catch-up as of %s: tax years with an application to decide: %s", day,
+                          ", ".join(map(str, years)) or "none")
+    decided = catchup.decide_years(years, day, inp, workdir, _catch_up_out(out, day), address)
+    after = catchup.report("Monthly catch-up", day, decided, workdir)
+    return {"as_of": day.isoformat(), "decided": decided, "still_waiting": after.undecided.get_column("application_id")
+            .to_list()}
 
 
 @flow(name="impcredit-scheduled-quarterly", flow_run_name=_run_name("quarterly"))
@@ -180,19 +237,23 @@ def scheduled_quarterly(tax_year: int | None = None, quarter: int | None = None,
     from flows.fanout import with_task_runner
     from flows.quarterly import quarterly_flow
     from transforms.reference.parameters import load_parameters
+    from transforms.runs.inputs import check_dated
     from transforms.settings import Settings
 
     year, q, day = _quarter_when(tax_year, quarter, as_of)
     _env.name_flow_run(f"quarterly-{year}-q{q}-as-of-{day}")
     try:
+        check_dated(day, today(), run="a quarterly run (its estimates are recorded)")
         inp, workdir, out = _setup()
         if not isinstance(out, Path):
             raise SetupError(f"IMPCREDIT_OUT is {out}: the quarterly estimates are written to a local folder (only "
                              "the annual run publishes to an object store); run them with a local IMPCREDIT_OUT")
     except _setup_errors() as exc:
         return _refused(exc)
+    from transforms.runs.quarterly import estimate_folder
+
     summary = with_task_runner(quarterly_flow, None)(
-        input_dir=inp, tax_year=year, quarter=q, as_of=day, out_dir=out / "quarterly" / f"{year}-Q{q}",
+        input_dir=inp, tax_year=year, quarter=q, as_of=day, out_dir=estimate_folder(out / "quarterly", year, q, day),
         workdir=workdir, params=load_parameters(), settings=Settings(), batches=batches,
         wait_seconds=600,
     )
@@ -209,13 +270,20 @@ def deployments():
     return [
         scheduled_annual.to_deployment(
             name=DEPLOYMENTS[scheduled_annual.name] + SERVED, schedules=[Cron(ANNUAL_CRON, timezone=TIMEZONE)],
-            tags=["impcredit"], description="Annual run: previous tax year, as of July 1 (served by flows/serve.py).",
+            tags=["impcredit"], description="Annual run: previous tax year, as of July 1, then every other tax year "
+                                            "with an undecided application it sees (served by flows/serve.py).",
         ),
         scheduled_quarterly.to_deployment(
             name=DEPLOYMENTS[scheduled_quarterly.name] + SERVED, schedules=[Cron(QUARTERLY_CRON, timezone=TIMEZONE)],
             tags=["impcredit"],
-            description="Quarterly estimates on the NJ installment dates (Apr 15, Jun 15, Sep 15, Dec 15; served by "
-                        "flows/serve.py).",
+            description="Quarterly estimates on the NJ installment dates (Apr 15, Jun 15, Sep 15, Dec 15; GIT's Jan 15; "
+                        "served by flows/serve.py).",
+        ),
+        scheduled_catch_up.to_deployment(
+            name=DEPLOYMENTS[scheduled_catch_up.name] + SERVED, schedules=[Cron(CATCH_UP_CRON, timezone=TIMEZONE)],
+            tags=["impcredit", "catch-up"],
+            description="Monthly catch-up: every tax year with an application a run now sees and none decided "
+                        "(served by flows/serve.py).",
         ),
     ]
 
@@ -257,4 +325,7 @@ if __name__ == "__main__":
         sys.exit(2)
     from prefect import serve
 
+    from flows import zombies
+
+    print(zombies.ensure(), file=sys.stderr)  # a run whose process dies is marked Crashed, not left Running
     serve(*deployments())

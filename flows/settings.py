@@ -19,6 +19,7 @@ The ssn hash key is not here either: it is a secret, read where it is used (``fl
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from pathlib import Path
 from typing import Literal
@@ -35,6 +36,24 @@ from transforms.options import DocumentOptions, IngestOptions
 
 CONFIG_ENV = "IMPCREDIT_CONFIG"
 CONFIG_FILE = "impcredit.toml"
+TODAY_ENV = "IMPCREDIT_TODAY"
+
+
+def today() -> dt.date:
+    """Today in New Jersey: the latest date a run that decides may carry (spec section 7), and
+    the as-of date a command takes when none is given. ``IMPCREDIT_TODAY`` (an ISO date) stands in
+    for the clock (tests, a rehearsal); a bad one is a ``ValueError`` of one line naming it."""
+    given = os.environ.get(TODAY_ENV)
+    if given:
+        try:
+            return dt.date.fromisoformat(given.strip())
+        except ValueError:
+            raise ValueError(f"{TODAY_ENV} must be an ISO date like 2026-06-30, not {given!r}") from None
+    from zoneinfo import ZoneInfo
+
+    from transforms.schema import NJ_TZ
+
+    return dt.datetime.now(ZoneInfo(NJ_TZ)).date()
 
 
 def config_file() -> Path:
@@ -161,4 +180,4 @@ def where(name: str, given: dict | None = None) -> str:
     return "default"
 
 
-__all__ = ["HELP", "RENAMED", "RunSettings", "config_file", "run_settings", "where"]
+__all__ = ["HELP", "RENAMED", "TODAY_ENV", "RunSettings", "config_file", "run_settings", "today", "where"]

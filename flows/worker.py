@@ -11,7 +11,9 @@ It is ``prefect worker start`` (the same options) with two differences:
   default handler back before Prefect's CLI starts, so the first SIGTERM stops the worker as
   Ctrl-C does (and, as with Ctrl-C, the flow runs it started stop with it: stop it between runs);
 - it refuses to start while the deployments ``flows/serve.py`` serves are active (their
-  schedules would run twice: docs/scheduling.md).
+  schedules would run twice: docs/scheduling.md);
+- it makes sure the server has the zombie-detection automation (``flows.zombies``): a flow run
+  whose worker died is marked Crashed once its heartbeats stop, not left Running.
 
 The flow runs it starts inherit its environment: ``IMPCREDIT_INPUT``, ``IMPCREDIT_WORKDIR``,
 ``IMPCREDIT_OUT``, ``IMPCREDIT_HMAC_KEY_FILE``, ... are read by each run when it starts.
@@ -36,6 +38,9 @@ def main(argv: list[str]) -> int:
     if clash:
         print(clash, file=sys.stderr)
         return 2
+    from flows import zombies
+
+    print(zombies.ensure(), file=sys.stderr)  # a run whose worker dies is marked Crashed, not left Running
     from prefect.cli import app
 
     sys.argv = ["prefect", "worker", "start", *argv]

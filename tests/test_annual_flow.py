@@ -96,7 +96,8 @@ def test_cli_tax_year_without_reference_data_names_the_parameter(tmp_path):
 
     (tmp_path / "in").mkdir()
     r = CliRunner().invoke(app, ["annual", "--input", str(tmp_path / "in"), "--tax-year", "2027",
-                                 "--as-of", "2028-03-01", "--workdir", str(tmp_path / "w"), "--out", str(tmp_path / "o")])
+                                 "--as-of", "2028-03-01", "--workdir", str(tmp_path / "w"), "--out", str(tmp_path / "o")],
+                           env={"IMPCREDIT_TODAY": "2028-03-01"})  # (a later date than today is refused first)
     assert r.exit_code == 2
     assert "has no value" in r.output and "2027" in r.output and "Traceback" not in r.output
 

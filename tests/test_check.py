@@ -183,7 +183,8 @@ def test_a_bad_payroll_line_is_named_with_the_application_it_holds(subs, runs):
     held = table(html, "held")
     assert held == [["A000", f"{MARKUP_NAME} (100000001)", "2023", "payroll/payroll.csv line 3, hours: not a number"]]
     files = {row[0]: row for row in table(html, "files")}
-    assert files["payroll/payroll.csv"][1:6] == ["payroll", "canonical", "1,155", "1,154", "1"]
+    # every line: 1,156 = 1,154 read + 1 rejected + 1 passed over (the header)
+    assert files["payroll/payroll.csv"][1:8] == ["payroll", "canonical", "1,156", "1,155", "1,154", "1", "1"]
     # the rejected row counts for nothing: 2022 of employer 100000001 lacks exactly its hours
     clean = {(t.employer_id, t.year): t.hours for t in check_submission(subs["clean"]).totals}
     bad = {(t.employer_id, t.year): t.hours for t in result.totals}

@@ -214,3 +214,27 @@ def test_backfill_in_csv(made, tmp_path):
 def test_a_format_not_known_is_one_line(made):
     r = cli("finding", "list", "--workdir", made["work"], "--format", "xml")
     assert r.exit_code == 2 and r.output.strip() == "error: --format must be table, csv or json, not 'xml'"
+
+
+def test_tables_on_a_terminal_of_80_columns_never_split_a_token(made):
+    """Issue 44, part 4: on a terminal of 80 columns, ``finding list`` and ``runs --long`` wrap
+    between words and between cells (their columns in parts, the first repeated), never inside an
+    id, a date, a year or an amount, and never cut one."""
+    who = made["who"]
+    (row,) = rows_of(cli("finding", "list", "--workdir", made["work"], "--format", "csv").stdout)
+    term = cli("finding", "list", "--workdir", made["work"], env=TERMINAL).text
+    assert max(len(line) for line in term.splitlines()) <= 80, term
+    for whole in ("F-0001", row["finding_date"], who["application_id"], who["employee_id"],
+                  f"{float(row['taken_back']):,.2f}"):
+        assert any(whole in line for line in term.splitlines()), (whole, term)
+    assert "…" not in term
+    words = ["no", "determination", "of", "impairment", "on", "file", "for", "this", "employee"]
+    assert all(re.search(rf"(^|\s){w}(\s|$)", term, re.M) for w in words), term  # the reason wraps between words
+    (annual,) = [r for r in rows_of(cli("runs", "--workdir", made["work"], "--format", "csv").stdout)
+                 if r["kind"] == "annual"]
+    long = cli("runs", "--workdir", made["work"], "--long", env=TERMINAL).text
+    assert "…" not in long, long
+    assert max(len(line) for line in long.splitlines()) <= 80, long
+    lines = [ln for ln in long.splitlines() if annual["run_id"] in ln]  # the run's row, its id in each part
+    for whole in ("2023", "2024-07-01", f"{float(annual['requested']):,.2f}", f"{float(annual['awarded']):,.2f}"):
+        assert any(whole in line for line in lines), (whole, long)

@@ -124,9 +124,11 @@ def test_quarterly_and_variance_in_every_sequence(prefect_harness, sub, tmp_path
     missing = var.filter(pl.col("projected_q2").is_null())
     assert missing.get_column("variance_q2").null_count() == missing.height
     # the variance said in words: above or below the projection, no minus sign on a dollar amount
-    total = var.get_column("variance_q2").cast(pl.Float64).sum()
+    both = var.filter(pl.col("variance_q2").is_not_null())
+    total = both.get_column("variance_q2").cast(pl.Float64).sum()
     words = "above" if total > 0 else "below"
-    assert f"Q2 variance (final - projected) ${abs(total):,.2f} {words} the projection" in r.flat
+    assert f"Q2 variance (final - projected, {both.height} employers with both) ${abs(total):,.2f} {words} the " \
+           "projection" in r.flat
     assert "$-" not in r.output
 
 

@@ -9,7 +9,8 @@ triggered with `prefect deployment run`. Real processes, no mocks; one server fo
   writes; its flow run is named by the run id and tagged;
 - the docs' quarterly example (`--param quarter=2`, a year the submission has no request for)
   COMPLETES, and its logs and artifact say so, naming the year and what the submission holds;
-  an annual run of a year without application FAILS, as it did;
+  an annual run of a year without application FAILS, as it did, and one dated after today FAILS in
+  one line having read nothing;
 - serve.py refuses to serve over the worker's deployments (which keep their pull step), and the
   deployments freeze no input or workdir.
 """
@@ -29,6 +30,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import polars as pl
 import pytest
@@ -39,6 +41,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PREFECT = str(Path(sys.executable).parent / "prefect")
 ANNUAL = "impcredit-scheduled-annual/annual"
 QUARTERLY = "impcredit-scheduled-quarterly/quarterly-estimates"
+CATCH_UP = "impcredit-scheduled-catch-up/catch-up"
 
 pytestmark = pytest.mark.slow
 
@@ -169,6 +172,48 @@ def test_without_a_key_the_run_fails_in_one_line_naming_the_key_file(server):
     assert {"impcredit", "annual", "tax-year-2023"} <= set(run["tags"])
 
 
+def test_a_worker_killed_mid_run_leaves_its_run_crashed_not_running(server):
+    """The worker (started with a 30 s heartbeat: it sets the automation's window to 90 s) is killed
+    with its run's process (SIGKILL of both: neither can say anything, as when the machine dies)
+    while the run ingests a bigger submission; the server's automation marks the run Crashed."""
+    generate_submission(server.root / "big", employers=1500, seed=5, tax_year=2023)
+    env = {**server.env, "IMPCREDIT_INPUT": str(server.root / "big"), "IMPCREDIT_WORKDIR": str(server.root / "work-zombie"),
+           "IMPCREDIT_OUT": str(server.root / "out-zombie"), "IMPCREDIT_HMAC_KEY_FILE": str(server.key),
+           "PREFECT_FLOWS_HEARTBEAT_FREQUENCY": "30"}
+    log = server.root / "worker-zombie.log"
+    with log.open("wb") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "flows.worker", "--pool", "impcredit"], cwd=ROOT, env=env,
+                                stdout=fh, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while "started!" not in log.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.3)
+        assert "automation impcredit-crash-zombie-flow-runs created (a flow run with no heartbeat for 90 s is " \
+               "Crashed)" in log.read_text()
+        r = server.prefect("deployment", "run", ANNUAL, "--param", "tax_year=2023", "--param", "as_of=2024-07-01")
+        run_id = re.search(r"UUID: ([0-9a-f-]{36})", r.stdout).group(1)
+        deadline = time.monotonic() + 120
+        while server.call(f"/flow_runs/{run_id}")["state"]["type"] != "RUNNING":
+            assert time.monotonic() < deadline, server.call(f"/flow_runs/{run_id}")["state"]
+            time.sleep(0.2)
+        time.sleep(4)  # its first heartbeat has reached the server
+        assert server.call(f"/flow_runs/{run_id}")["state"]["type"] == "RUNNING"
+    finally:  # the worker and the run's process (its own session, a child of the worker), at once
+        import psutil
+
+        for p in [*psutil.Process(proc.pid).children(recursive=True), psutil.Process(proc.pid)]:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                p.kill()
+        proc.wait(timeout=30)
+    killed = time.monotonic()
+    while (state := server.call(f"/flow_runs/{run_id}")["state"])["type"] == "RUNNING":
+        assert time.monotonic() - killed < 240, "still Running 240 s after its worker died"
+        time.sleep(2)
+    assert state["type"] == "CRASHED" and "no heartbeat for 90 s" in state["message"], state
+    assert not (server.root / "out-zombie" / "annual" / "2023" / "manifest.json").exists()  # nothing published
+
+
 def test_with_a_key_file_the_annual_deployment_writes_the_cli_credits(server, keyed):
     run = server.run(ANNUAL, "tax_year=2023", "as_of=2024-07-01")
     assert run["state"]["type"] == "COMPLETED", server.logs(run["id"])
@@ -206,7 +251,9 @@ def test_a_quarterly_run_without_request_completes_and_says_so(server, keyed):
     (artifact,) = server.call("/artifacts/filter", {"artifacts": {"flow_run_id": {"any_": [child["id"]]}}})
     assert artifact["key"] == f"quarterly-{year}-q2"
     assert said in artifact["data"] and holds in artifact["data"]
-    assert (keyed / "quarterly" / f"{year}-Q2" / "estimates.csv").read_text().count("\n") == 1  # the header only
+    (folder,) = (keyed / "quarterly" / str(year)).glob("q2-as-of-*")  # dated by its start in New York
+    assert folder.name == f"q2-as-of-{dt.datetime.now(ZoneInfo('America/New_York')).date()}"
+    assert (folder / "estimates.csv").read_text().count("\n") == 1  # the header only
 
 
 def test_an_annual_run_without_application_fails(server, keyed):
@@ -215,19 +262,36 @@ def test_an_annual_run_without_application_fails(server, keyed):
     assert "no application for tax year 2022" in run["state"]["message"], run["state"]["message"]
 
 
+def test_an_annual_run_dated_after_today_fails_in_one_line_having_read_nothing(server, keyed):
+    """Spec section 7: a decision is never dated in the future (a typo of the year)."""
+    t = dt.date.today()
+    day = dt.date(t.year + 2, t.month, min(t.day, 28))
+    run = server.run(ANNUAL, "tax_year=2023", f"as_of={day}")
+    message = run["state"]["message"]
+    assert run["state"]["type"] == "FAILED", run["state"]
+    assert f"--as-of {day} is after today" in message and "\n" not in message, message
+    assert server.children(run["id"]) == []  # refused before anything was read
+
+
 def test_serve_refuses_the_worker_deployments_which_freeze_nothing(server):
     r = subprocess.run([sys.executable, "flows/serve.py"], cwd=ROOT, env=server.env, capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 2 and "not started" in r.stderr and ANNUAL in r.stderr, r.stdout + r.stderr
-    for name in (ANNUAL, QUARTERLY):
+    for name in (ANNUAL, QUARTERLY, CATCH_UP):
         dep = server.call(f"/deployments/name/{name}")
         assert dep["work_pool_name"] == "impcredit" and not dep["paused"]
         assert dep["job_variables"] in ({}, None)  # IMPCREDIT_INPUT/WORKDIR come from the worker when a run starts
         assert dep["pull_steps"] == [{"prefect.deployments.steps.set_working_directory": {"directory": str(ROOT)}}]
     names = {d["name"] for d in server.call("/deployments/filter", {})}
-    assert names == {"annual", "quarterly-estimates"}  # serve.py wrote nothing
+    assert names == {"annual", "quarterly-estimates", "catch-up"}  # serve.py wrote nothing
+    crons = {d["name"]: [(x["schedule"]["cron"], x["schedule"]["timezone"]) for x in d["schedules"]]
+             for d in server.call("/deployments/filter", {})}
+    assert crons == {"annual": [("0 6 1 7 *", "America/New_York")],
+                     "quarterly-estimates": [("0 6 15 1,4,6,9,12 *", "America/New_York")],  # GIT's January 15 too
+                     "catch-up": [("0 8 1 * *", "America/New_York")]}
 
 
 def test_the_server_sends_no_telemetry(server):
     assert server.call("/admin/settings")["server"]["analytics_enabled"] is False  # from prefect.toml
     assert "telemetry" not in server.log.read_text().lower()
+

@@ -401,3 +401,78 @@ def test_submissions(fmt, tmp_path):
             assert not files.exists() and mod.FILES_CSV is None
         roster = list(csv.DictReader((sub / "roster.csv").open(encoding="utf-8")))
         assert {r["employee_id"] for r in roster} == set(mod.EMPLOYEE_IDS.values()) == set(PERSON)
+
+
+# --- issue 42: a register printed to a text file; hours written as hours and minutes --------------
+
+_PRINTED_LINE = re.compile(r"^(\d{4}) +(\S+(?: \S+)*) +(\d\d/\d\d/\d{4}) +(\d\d/\d\d/\d{4}) +(\d\d/\d\d/\d{4}) +(\d+) +"
+                           r"([\d.]+) +([\d,]+\.\d\d) +([\d,]+\.\d\d)$")
+
+
+def test_printed_payroll_register_adds_up(tmp_path):
+    """PAYREG.PRN read with plain Python: Windows-1252, CRLF, 8 pages parted by form feeds, each
+    opening with the title and the headings; a line per check (its name's rest on the next line),
+    each page's ``Page Total`` and the ``Report Total`` the sums of their lines; every check of the
+    payroll to the cent, and no ssn-shaped text."""
+    from tests.fixtures.exports import printed_payroll_register as printed
+
+    (path,) = printed.write(tmp_path)
+    raw = path.read_bytes()
+    assert b"\n" not in raw.replace(b"\r\n", b"") and printed.write(tmp_path / "again")[0].read_bytes() == raw
+    pages = raw.decode("cp1252").split("\f")
+    assert len(pages) == 8
+    got: Counter = Counter()
+    ids = {e.employee_id: e for e in common.EMPLOYEES}
+    every = []
+    for page in pages:
+        lines = page.split("\r\n")
+        assert lines[0].startswith(common.COMPANY) and lines[1] == "Payroll Register"
+        assert re.split(r"\s{2,}", lines[4].strip()) == [h for h, _, _ in printed.COLUMNS]
+        rows = []
+        for k, ln in enumerate(lines):
+            if (m := _PRINTED_LINE.match(ln)) is None:
+                continue
+            e = ids[m[1]]
+            assert f"{m[2]} {lines[k + 1].strip()}" == e.name  # the name's rest on the next line
+            row = (e.ssn, day(m[5]), day(m[3]), day(m[4]), Decimal(m[7]), num(m[8]), num(m[9]))
+            got[row] += 1
+            rows.append(row)
+        (total,) = [ln.split() for ln in lines if ln.strip().startswith("Page Total")]
+        assert [Decimal(total[2]), num(total[3]), num(total[4])] == [sum(r[i] for r in rows) for i in (4, 5, 6)]
+        every += rows
+    assert got == _expected(period=True) and len(every) == len(common.PAYROLL)
+    assert not SSN.search(raw.decode("cp1252"))
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_timeclock_hours_minutes_adds_up(fmt, tmp_path):
+    """The summary's Total Hours are the Regular and Overtime times summed, as hours and minutes
+    (``44:30``; in the workbook, ``[h]:mm`` durations stored as fractions of days); every check of
+    the payroll to the cent."""
+    from tests.fixtures.exports import timeclock_hours_minutes as tc
+
+    (path,) = tc.write(tmp_path, fmt)
+    if fmt == "xlsx":
+        wb = openpyxl.load_workbook(path)
+        ws = wb.active
+        assert ws.cell(5, 8).number_format == "[h]:mm"
+    rows = _rows(path)
+    assert [text(c) for c in rows[3]] == tc.HEADER
+
+    def hours(x) -> Decimal:
+        if x is None or x == "":
+            return Decimal(0)
+        if isinstance(x, dt.timedelta):
+            return Decimal(round(x.total_seconds())) / 3600
+        if isinstance(x, (int, float)):  # a duration openpyxl did not take for one: days
+            return (Decimal(str(x)) * 24).quantize(common.CENT)
+        h, m = str(x).split(":")
+        assert 0 <= int(m) <= 59
+        return Decimal(h) + Decimal(m) / 60
+
+    got: Counter = Counter()
+    people = {e.employee_id: e.ssn for e in common.EMPLOYEES}
+    for r in rows[4:]:
+        assert hours(r[5]) + hours(r[6]) == hours(r[7])
+        got[(people[text(r[0])], day(r[4]), day(r[2]), day(r[3]), hours(r[7]), cents(r[8]), cents(r[9]))] += 1
+    assert got == _expected(period=True)

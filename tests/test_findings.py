@@ -305,3 +305,62 @@ def test_without_out_the_documents_go_beside_the_workdirs_outputs(base, work, tm
     r = CliRunner().invoke(app, ["finding", "withdraw", "F-0001", "--reason", "appeal upheld", "--workdir", str(work)],
                            env={"COLUMNS": "300"})
     assert r.exit_code == 0 and (out / "findings" / "F-0001-withdrawal" / "notices" / "A1.html").is_file(), r.output
+
+
+def test_a_finding_shows_at_the_application_level_with_audit_words(base, work, tmp_path):
+    """Issue 44: a finding that took an application's award shows on the run page (found on audit,
+    the amount recaptured, the penalty multiplier) and in the notice, explained as a finding with a
+    hearing as its remedy, never a payroll remedy; an (f) finding likewise. awards.csv's reasons
+    are section 7's (a misclassification is an employee-level reason: NO_CREDIT_DUE when it took
+    every employee; an (f) finding's WAGE_REDUCTION is application-level); I-16's alternative
+    ``finding_code`` puts the finding's code there (``test_i16_...``)."""
+    got = record(work, tmp_path / "f1", application_id="B1", employees=["E1"], knowing="yes")
+    assert [(e["status"], e["reasons"], e["certified_now"]) for e in got.effects] == [("REJECTED", "NO_CREDIT_DUE", 0.0)]
+    record(work, tmp_path / "f2", application_id="C1", kind="wage-reduction", employees=[], knowing="no",
+           reason="rates cut to qualify")
+    awards = annual(base["sub"], work, tmp_path / "r1")
+    reasons = dict(awards.select("application_id", "reasons").iter_rows())
+    assert reasons["B1"] == "NO_CREDIT_DUE" and reasons["C1"] == "WAGE_REDUCTION"
+    page = (tmp_path / "r1" / "index.html").read_text()
+    assert "found on audit (F-0001, September 3, 2024): $433.20 recaptured, penalties x3, never waived" in page
+    assert "Wages reduced (WAGE_REDUCTION); found on audit (F-0002, September 3, 2024): $236.69 recaptured, penalties x1" in page
+    from tests.test_notice_words import assert_pointers_true
+
+    for out, app, fid in (("f1", "B1", "F-0001"), ("r1", "B1", "F-0001"), ("f2", "C1", "F-0002"), ("r1", "C1", "F-0002")):
+        notice = (tmp_path / out / "notices" / f"{app}.html").read_text()
+        flat = " ".join(notice.split())
+        assert "Nothing is owed" not in flat and "corrected payroll" not in flat and "send again" not in flat, (out, app)
+        assert "Found on audit" in flat and f"See \u201cAudit finding {fid}\u201d above." in flat, (out, app)
+        assert "ask for a hearing" in flat
+        assert_pointers_true(notice)
+    c1 = " ".join((tmp_path / "r1" / "notices" / "C1.html").read_text().split())
+    assert "average hourly rate" not in c1  # an (f) finding is not the payroll's computation
+
+
+def test_the_cap_stated_is_the_cap_applied(base):
+    """Issue 44: the reason CAP_EXHAUSTED states the cap the run allocated against (here 1,500 dollars,
+    its ``cap``), never the statute's $10,000,000."""
+    flat = " ".join((base["root"] / "out0" / "notices" / "C1.html").read_text().split())
+    assert "The annual limit of approvals ($1,500 per calendar year) was reached" in flat
+    assert "10,000,000" not in flat
+
+
+def test_i16_the_finding_code_among_an_applications_reasons():
+    """I-16 (transforms.settings): section 7's reasons by default (a misclassification that took
+    every employee: NO_CREDIT_DUE), the finding's code among them with ``finding_code``; an (f)
+    finding's WAGE_REDUCTION is application-level either way."""
+    from transforms.award import findings as fnd
+
+    day = dt.date(2024, 9, 3)
+    mis = fnd.Finding("F-1", "B1", "misclassified", "200000001", ("E1",), (2023,), True, "r", day, "run")
+    wage = fnd.Finding("F-2", "C1", "wage-reduction", "200000002", (), (2023,), False, "r", day, "run")
+    emp = pl.DataFrame({"application_id": ["B1", "C1"], "employee_id": ["E1", "E9"], "employer_id": ["200000001", "200000002"],
+                        "tax_year": [2023, 2023], "status": ["ELIGIBLE", "ELIGIBLE"], "reasons": ["", ""],
+                        "credit_cents": [43320, 23669]})
+    apps = pl.DataFrame({"application_id": ["B1", "C1"], "employer_id": ["200000001", "200000002"], "tax_year": [2023, 2023],
+                         "requested_cents": [43320, 23669], "status": ["PENDING", "PENDING"], "reasons": ["", ""]})
+    for shown, want in (("application_level", {"B1": "NO_CREDIT_DUE", "C1": "WAGE_REDUCTION"}),
+                        ("finding_code", {"B1": "MISCLASSIFIED", "C1": "WAGE_REDUCTION"})):
+        _, out = fnd.apply(emp, apps, [mis, wage], shown)
+        assert dict(out.select("application_id", "reasons").iter_rows()) == want, shown
+        assert out["status"].to_list() == ["REJECTED", "REJECTED"] and out["requested_cents"].to_list() == [0, 0]

@@ -253,3 +253,30 @@ def test_two_ssns_under_one_employee_id_hold_its_application(base):
     assert (row["status"], row["reasons"]) == ("HELD", "INPUT_REJECTED")
     rejects = pl.read_csv(base["root"] / "o10" / "rejects.csv", infer_schema=False)
     assert (rejects["rule"] == "two_ssns").sum() >= 2 and "999-00-1234" not in (base["root"] / "o10" / "rejects.csv").read_text()
+
+
+def test_a_rerun_reports_the_lines_that_stand_rejected(base):
+    """Issue 44: a rerun that reads no file anew still reports the lines that stand rejected and hold
+    applications: rejects.csv and rejects/ as the first run wrote them, the xlsx rejects sheet, the
+    run page and the summary count them."""
+    def edit(sub: Path) -> None:
+        f = sub / "payroll" / base["file"]
+        lines = f.read_text().splitlines()
+        cells = lines[5].split(",")
+        cells[5] = "eighty"  # hours not a number
+        lines[5] = ",".join(cells)
+        f.write_text("\n".join(lines) + "\n")
+
+    sub = variant(base, "bad_hours_rerun", edit)
+    work, first, again = base["root"] / "w9", base["root"] / "o9", base["root"] / "o10"
+    awards, summary = run(sub, work, first)
+    assert summary.rejected_rows == 1
+    awards2, summary2 = run(sub, work, again)
+    assert summary2.rejected_rows == 1 and summary2.held == summary.held
+    for name in ("rejects.csv", *(p.relative_to(first).as_posix() for p in (first / "rejects").glob("*.csv"))):
+        assert (again / name).read_bytes() == (first / name).read_bytes(), name
+    got = pl.read_csv(again / "rejects.csv", infer_schema=False)
+    assert got.select("file", "line", "column", "value", "rule").rows() == [
+        (f"payroll/{base['file']}", "6", "hours", "eighty", "not_a_number")]
+    assert pl.read_excel(again / "awards.xlsx", sheet_name="rejects").height == 1
+    assert "<dt>Rejected input rows</dt><dd>1</dd>" in (again / "index.html").read_text()

@@ -184,3 +184,103 @@ def test_codes_in_words_and_one_date_format(variants, kind):
         assert status in " ".join(doc.split())
         assert not re.search(r"(?<![(A-Z_])(INPUT_REJECTED|MISSING_EMPLOYER_RATES|DECLARED_TOTALS_DIFFER|"
                              r"SUBMINIMUM_ON_EFFECTIVE_DATE|NO_CREDIT_DUE)(?!\))", doc)  # a code only beside its words
+
+
+def test_a_totals_line_is_one_problem(held_total):
+    """Issue 44: a totals line (``TOTAL`` in the employer id column, its other id cells empty) is one
+    problem, "a totals line: remove it", in rejects.csv, on the notices and on the run page, not
+    four (employer id, employee id, two dates); it still holds both applications."""
+    import polars as pl
+
+    out, line = held_total["out"], held_total["line"]
+    rejects = pl.read_csv(out / "rejects.csv", infer_schema=False).filter(pl.col("line") == str(line))
+    assert rejects.select("column", "value", "rule").rows() == [("employer_id", "TOTAL", "totals_line")]
+    assert rejects["message"][0] == "employer_id: a totals line: remove it (the credit is computed from the lines themselves)"
+    page = " ".join((out / "index.html").read_text().split())
+    assert f"payroll/payroll.csv:{line} employer_id: a totals line: remove it" in page
+    assert "employer_id: employer_id" not in page and "period_start: empty" not in page
+    for app in ("A1", "A2"):
+        notice = flow((out / "notices" / f"{app}.html").read_text())[0]
+        assert notice.count("a totals line: remove it") == 1 and "period_start" not in notice
+
+
+def test_one_message_per_problem_and_the_first_application_named(tmp_path):
+    """Issue 44: the run page says a rejected cell's column once ("hours: not a number", never
+    "hours: hours: not a number"); the notice of a duplicate application names the first one."""
+
+    sub = write_submission(tmp_path / "sub", months=EXAMPLE_A, tax_year=2023, received="2024-02-01T09:00:00")
+    pay = sub / "payroll" / "payroll.csv"
+    lines = pay.read_text().splitlines()
+    cells = lines[3].split(",")
+    cells[5] = "eighty"
+    lines[3] = ",".join(cells)
+    pay.write_text("\n".join(lines) + "\n")
+    run(sub, tmp_path / "w", tmp_path / "o", 2023, AS_OF)
+    page = " ".join((tmp_path / "o" / "index.html").read_text().split())
+    assert "payroll/payroll.csv:4 hours: not a number" in page and "hours: hours" not in page
+    sub = write_submission(tmp_path / "dup", months=EXAMPLE_A, tax_year=2023, received="2024-02-01T09:00:00")
+    (sub / "applications.csv").write_text((sub / "applications.csv").read_text()
+                                          + f"A0,{EMPLOYER},Example Employer LLC,Mercer,CBT,2023,2024-01-15T09:00:00\n")
+    (sub / "roster.csv").write_text((sub / "roster.csv").read_text() + "A0,E1,general\n")
+    awards, _ = run(sub, tmp_path / "w2", tmp_path / "o2", 2023, AS_OF)
+    assert dict(awards.select("application_id", "reasons").iter_rows())["A1"] == "DUPLICATE_APPLICATION"
+    notice = flow((tmp_path / "o2" / "notices" / "A1.html").read_text())[0]
+    assert ("The employer already filed an earlier application for the same tax year (application A0); only the "
+            "first one is considered.") in notice
+
+
+def test_a_wage_reduction_notice_names_whose_rate_fell_with_both_rates(tmp_path):
+    """Issue 44: A1's E1 fell from $20.00 an hour (2022) to $19.57 (2023) and E2 rose: the notice
+    names E1 with both rates, marks E2 as another employee's reduction, not "Wages reduced"."""
+    import calendar
+
+    import polars as pl
+
+    from tests.test_findings import annual, submission
+
+    sub = submission(tmp_path / "sub")
+    rows = []
+    for emp, ssn, rates in (("E1", "111-22-0001", {2021: 19.0, 2022: 20.0, 2023: 19.57}),
+                            ("E2", "111-22-0002", {2021: 19.0, 2022: 20.0, 2023: 21.0})):
+        for y, rate in rates.items():
+            for m in range(1, 13):
+                s, e = dt.date(y, m, 1), dt.date(y, m, calendar.monthrange(y, m)[1])
+                w = round(100 * rate, 2)
+                rows.append(f"100000001,{emp},{ssn},{s},{e},100,{w:.2f},{round(w * 0.1095, 2):.2f}\n")
+    pay = sub / "payroll" / "payroll.csv"
+    old = pay.read_text().splitlines(keepends=True)
+    pay.write_text(old[0] + "".join(rows) + "".join(ln for ln in old[1:] if not ln.startswith("100000001")))
+    awards = annual(sub, tmp_path / "w", tmp_path / "o")
+    assert awards.filter(pl.col("application_id") == "A1")["reasons"].to_list() == ["WAGE_REDUCTION"]
+    html = (tmp_path / "o" / "notices" / "A1.html").read_text()
+    text = flow(html)[0].replace("\u2019", "'")
+    assert ("The average hourly rate (wages / hours) of employee E1 fell from $20.00 in 2022 to $19.57 in 2023: by "
+            "more than half a cent") in text
+    assert "Wages reduced from $20.00 in 2022 to $19.57 in 2023 (WAGE_REDUCTION)" in text
+    assert "Another employee's wages reduced (WAGE_REDUCTION)" in text
+    assert "employee E2" not in text
+    pdf = pdf_text(tmp_path / "o" / "notices" / "A1.pdf")
+    assert "E1 fell from $20.00 in 2022 to $19.57 in 2023" in pdf
+
+
+def test_a_released_notice_names_the_lines_confirmed_and_what_changed_counts_the_decision(variants):
+    """Issue 44: after a release, the notice lists the doubtful line the release confirmed (never "None
+    of your submitted rows were rejected"), and the rerun's "What changed" counts the decision it made."""
+    import polars as pl
+
+    out = variants["rejected"].parent
+    html = (out / "notices" / "A1.html").read_text()
+    text = flow(html)[0]
+    assert "Lines the Department confirmed" in text and 'id="confirmed_lines"' in html
+    confirmed = html.split('id="confirmed_lines"')[1].split("</table>")[0]
+    assert '<td>payroll/payroll.csv</td><td class="num">3</td><td>gross_wages</td>' in confirmed
+    assert "= $0.80 an hour, outside $1 to $500" in confirmed
+    assert "None of your submitted rows were rejected" not in text
+    assert "No other line of your submission was left out." in text
+    pdf = pdf_text(out / "notices" / "A1.pdf")
+    assert "Lines the Department confirmed" in pdf and "None of your submitted rows were rejected" not in pdf
+    page = " ".join((out / "index.html").read_text().split())
+    assert "applications decided by this run: 1 (A1), $0.00 awarded" in page
+    changes = pl.read_csv(out / "changes.csv", infer_schema=False)
+    assert changes.filter(pl.col("change") == "decided by this run").select("application_id", "after").rows() == [
+        ("A1", "REJECTED $0.00")]

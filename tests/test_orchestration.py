@@ -112,7 +112,7 @@ def test_quarterly_runs_then_annual_give_the_variance_report(prefect_harness, su
     con.close()
 
     annual(inp, tmp_path)
-    from transforms.runs.quarterly import variance_report
+    from transforms.runs.variance import variance_report
 
     path = variance_report(tmp_path / "work", tmp_path / "out" / "variance", 2023)
     var = pl.read_csv(path, schema_overrides={"employer_id": pl.String})
@@ -120,14 +120,17 @@ def test_quarterly_runs_then_annual_give_the_variance_report(prefect_harness, su
     final = dict(credits.group_by("application_id").agg(pl.col("credit").sum()).iter_rows())
     assert [c for c in var.columns if c.startswith(("projected_q", "variance_q"))] == [
         "projected_q1", "projected_q2", "projected_q3", "projected_q4", "variance_q1", "variance_q2", "variance_q3", "variance_q4"]
+    assert var["status"].to_list() == ["compared"] * 3  # one row per employer, each projected and decided
     for r in var.iter_rows(named=True):
-        assert r["final_credit"] == pytest.approx(final[r["application_id"]])
+        app = r["application_ids"]
+        assert r["estimated_ids"] == app  # the applications were their own requests
+        assert r["final_credit"] == pytest.approx(final[app])
         assert r["projected_q4"] == pytest.approx(r["final_credit"])  # all data present: Q4 = annual
         for q in (1, 2, 3, 4):
-            assert r[f"variance_q{q}"] == pytest.approx(round(r["final_credit"] - projected[q][r["application_id"]], 2))
-    a1 = var.filter(pl.col("application_id") == "APP-2023-001").row(0, named=True)
-    assert (a1["final_credit"], a1["variance_q1"], a1["variance_q2"], a1["variance_q3"], a1["variance_q4"]) == (
-        433.20, -5.10, -3.04, -1.01, 0.0)
+            assert r[f"variance_q{q}"] == pytest.approx(round(r["final_credit"] - projected[q][app], 2))
+    a1 = var.filter(pl.col("application_ids") == "APP-2023-001").row(0, named=True)
+    assert (a1["employer_id"], a1["final_credit"], a1["variance_q1"], a1["variance_q2"], a1["variance_q3"],
+            a1["variance_q4"]) == ("100000001", 433.20, -5.10, -3.04, -1.01, 0.0)
 
     # A quarterly run after the annual one writes the variance report too.
     s = quarterly(inp, tmp_path, 4, dt.date(2024, 7, 2))

@@ -198,11 +198,23 @@ def test_N_missing_rates_hold_and_the_first_run_with_them_decides(tmp_path):
     assert (a["status"], a["reasons"], a["awarded"]) == ("HELD", "MISSING_EMPLOYER_RATES", "0.00")
     h = one(pl.read_csv(tmp_path / "o1" / "held.csv", infer_schema=False))
     assert (h["source"], h["file"]) == ("agency", "employer_rates.csv")
+    # held.csv and the run page name the rate years missing (both: the table has none of the employer's)
+    years = (f"the rate year starting 2022-07-01 of employer {EMPLOYER}; "
+             f"the rate year starting 2023-07-01 of employer {EMPLOYER}")
+    assert f"rates for {years}, which its tax period 2023-01-01 to 2023-12-31 needs" in h["messages"]
+    assert f"no UI/DI rates in employer_rates.csv for {years}, which its tax period needs" in (
+        tmp_path / "o1" / "index.html").read_text()
+    # a release cannot decide the agency's gap (spec section 7): refused in one line naming the years, nothing recorded
+    r = CliRunner().invoke(app, ["release", "A1", "--reason", "decide it", "--workdir", str(work)])
+    assert r.exit_code == 2 and "release cannot decide it" in r.output, r.output
+    assert years in " ".join(r.output.split())
     notice = (tmp_path / "o1" / "notices" / "A1.html").read_text()
     assert "The Department is completing its records" in notice and "Nothing on your side" not in notice.split(
         "Why it is held")[0]
     con = ledger.connect(work / "impcredit.duckdb", read_only=True)
     assert con.sql("SELECT count(*) FROM decisions").fetchall()[0][0] == 0  # nothing final, no cap used
+    assert con.sql("SELECT count(*) FROM releases").fetchall()[0][0] == 0
+    assert con.sql("SELECT kind FROM runs").fetchall() == [("annual",)]
     con.close()
     # the Department adds the rates: the next run decides it as example A
     (sub / "employer_rates.csv").write_text("employer_id,rate_year_start,ui_rate,di_rate\n" + "".join(

@@ -199,3 +199,35 @@ def test_the_applications_table_stays_inside_the_page(out, page, width):
     assert box[1] <= rule + 1, (width, box, rule)
     if width >= 1300:
         assert box[0] <= rule + 1, (width, box, rule)
+
+
+def test_printed_the_page_keeps_every_column(out, page, tmp_path):
+    """Issue 44: printed (Chromium's print to PDF, Letter), the applications table keeps every
+    column: its ten headings on one line of the PDF, the last inside the page, and a held
+    application's reasons in the text (the scrolling box no longer clips the table on paper)."""
+    from pypdf import PdfReader
+
+    pg = page[0].context.browser.new_page()
+    try:
+        pg.goto((out / "index.html").as_uri())
+        pg.wait_for_selector("#apps tbody tr")
+        pg.pdf(path=str(tmp_path / "page.pdf"), format="Letter")
+    finally:
+        pg.close()
+    reader = PdfReader(tmp_path / "page.pdf")
+    words: list[tuple[str, float, float, float]] = []  # (text, x, y, page width)
+    for p in reader.pages:
+        width = float(p.mediabox.width)
+        p.extract_text(visitor_text=lambda t, cm, tm, font, size, w=width: words.append(
+            (t.strip(), tm[4] * cm[0] + cm[4], round(tm[5] * cm[3] + cm[5], 1), w)) if t.strip() else None)
+    headings = ["Application", "Employer", "FEIN", "Tax", "County", "Status", "Requested", "Awarded", "Reasons",
+                "Documents"]
+    rows: dict[float, list[str]] = {}
+    for t, _, y, _ in words:
+        rows.setdefault(y, []).append(t)
+    assert any(all(h in " ".join(ws) for h in headings) for ws in rows.values()), sorted(rows.items())[:40]
+    last = [(x, w) for t, x, _, w in words if t.startswith("Documents")]
+    assert last and all(x < w - 40 for x, w in last), last  # inside the page, not past its edge
+    text = " ".join(" ".join(p.extract_text() for p in reader.pages).split())
+    held = pl.read_csv(out / "awards.csv", infer_schema=False).filter(pl.col("status") == "HELD").row(0, named=True)
+    assert reasons_labelled(held["reasons"]) in text

@@ -52,6 +52,12 @@ class RuleSettings(BaseModel):
     # I-15: required payroll taxes in a group: per member with its own rates and wage bases, or one
     # set of wage bases for the group (a common paymaster; each member's rates on its share).
     group_payroll_taxes: Literal["per_member", "common_paymaster"] = "per_member"
+    # I-16: the reasons of an application an audit finding concerns (spec sections 7 and 9a): its
+    # application-level reasons as section 7 says (an (f) finding's WAGE_REDUCTION; NO_CREDIT_DUE
+    # when a misclassification took every employee), or the finding's code among them whatever
+    # the status (issue 44: "a finding shows at the application level"; the run page and the
+    # notice show the finding either way).
+    finding_reasons: Literal["application_level", "finding_code"] = "application_level"
 
 
 class AllocationSettings(BaseModel):

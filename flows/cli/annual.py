@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from flows import _env, api
-from flows.cli import common
+from flows.cli import common, dates
 
 
 def annual(
@@ -38,10 +38,11 @@ def annual(
     Example: impcredit annual --input data/sample --tax-year 2023 --as-of 2024-07-01
     (the approval year is the as-of date's year; applications received after it wait for a later run)
     """
+    as_of_date = dates.parse_date(as_of, "--as-of")
+    dates.dated(as_of_date)  # a decision dated after today: refused before anything is read (spec section 7)
     cfg, _ = common.use_profiles(profiles)
     started = time.monotonic()
     common.show_stages()
-    as_of_date = common.parse_date(as_of, "--as-of")
     common.check_run_args(input, policy, cap)
     # where it reads and writes, checked before anything is (no credentials, no bucket, no endpoint: one line)
     out_dir = common.out_location(out, common.DATA / "out" / f"annual-{tax_year}")

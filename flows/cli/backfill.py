@@ -9,7 +9,7 @@ import typer
 from rich.text import Text
 
 from flows import _env, api
-from flows.cli import common, listing
+from flows.cli import common, dates, listing
 
 YEAR_KEYS = ["tax_year", "status", "run_id", "applications", "requested", "awarded", "message"]
 
@@ -34,7 +34,9 @@ def backfill(
     Example: impcredit backfill --input data/history --years 2021-2023 --format csv > backfill.csv
     """
     cfg, _ = common.use_profiles(profiles)
-    as_of_date = common.parse_date(as_of, "--as-of") if as_of else None
+    as_of_date = dates.parse_date(as_of, "--as-of") if as_of else None
+    if as_of_date is not None:
+        dates.dated(as_of_date)
     common.check_run_args(input, policy, cap)
     common.local_dir(out, "--out")
     common.use_lake(workdir, lake, writes=True)
@@ -46,10 +48,13 @@ def _run(input: Path, years: str, as_of_date, out: Path, workdir: Path, cap, pol
          address: str | None, format: str, profiles: str | None = None) -> None:
     try:
         api.ensure_api()  # before Prefect is imported
-        from flows.backfill import backfill_flow, parse_years
+        from flows.backfill import backfill_flow, parse_years, year_as_of
         from transforms.settings import AllocationSettings, Settings
 
         year_list = parse_years(years)
+        for y in year_list:  # each year's date (July 1 after it when no --as-of), before anything is read
+            dates.dated(year_as_of(y, as_of_date), f"tax year {y}'s as-of date",
+                        note="" if as_of_date else " (July 1 after it: no --as-of given)")
         params = common.common_inputs()
         settings = Settings(allocation=AllocationSettings(policy=policy, cap=cap))
         with common.console.status(f"backfilling {len(year_list)} tax years..."), api.run_settings():
@@ -60,7 +65,7 @@ def _run(input: Path, years: str, as_of_date, out: Path, workdir: Path, cap, pol
             )
         report = state.result(raise_on_failure=False)
     except common.known_errors() as exc:
-        common.fail(str(exc))
+        common.fail(common.said(exc))
         return
     records = [{"tax_year": y.tax_year, "status": y.status, "run_id": y.summary.run_id if y.summary else None,
                 "applications": y.summary.applications if y.summary else None,

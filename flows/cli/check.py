@@ -60,6 +60,14 @@ def check(
     raise typer.Exit(EXIT_WHOLE if result.read_whole else EXIT_NOT_WHOLE)
 
 
+def _lines(files) -> str:
+    """Every physical line of the files read: read, rejected or passed over (spec section 1)."""
+    counted = [f for f in files if f.lines is not None]
+    return (f"{sum(f.lines for f in counted):,}: {sum(f.rows_accepted for f in counted):,} read, "
+            f"{sum(f.rows_rejected for f in counted):,} rejected, {sum(f.passed_over for f in counted):,} passed over "
+            "(a header, a title, a totals line, a blank)")
+
+
 def _print(result, page: Path) -> None:
     from rich.markup import escape
 
@@ -71,6 +79,7 @@ def _print(result, page: Path) -> None:
             ("Files", f"{len(files):,} ({len(result.unread_files):,} not read)"),
             ("Rows", f"{sum(f.rows_read for f in files):,} read, {sum(f.rows_accepted for f in files):,} accepted, "
                      f"{sum(f.rows_rejected for f in files):,} rejected"),
+            ("Lines", _lines(files)),
             ("Applications", f"{result.applications:,} read, {len(result.held):,} would be held"),
             ("Employer-years totalled", f"{len(result.totals):,} (spread by day, as the credit is)"),
             ("Declared totals", f"{sum(1 for p in result.figures if any(f[3] is not None for f in p.figures)):,} of "

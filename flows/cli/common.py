@@ -45,6 +45,7 @@ if os.environ.get("IMPCREDIT_DEBUG") != "1":
         os.environ.setdefault(f"PREFECT_LOGGING_LOGGERS_PREFECT_{_logger}_LEVEL", "CRITICAL")
 
 DATA = _env.REPO_ROOT / "data"
+_local = [False]  # a local cluster started for this command (``dask_cluster``; ``said``)
 """The repository's data folder: the commands' default workdir, sample and outputs."""
 
 
@@ -144,7 +145,12 @@ def fail_or_nothing(exc: BaseException) -> None:
 
     if isinstance(exc, NothingToDecide):
         nothing(str(exc))
-    fail(str(exc))
+    fail(said(exc))
+
+
+def said(exc: BaseException) -> str:  # a known error's line (a local cluster's lost workers: the way on too)
+    from transforms.ingest.executors import ClusterError
+    return f"{exc}; or run without --workers" if isinstance(exc, ClusterError) and _local[0] else str(exc)
 
 
 def known_errors() -> tuple[type[BaseException], ...]:
@@ -238,8 +244,8 @@ def check_run_args(input: Path, policy: str | None = None, cap: float | None = N
 def dask_cluster(workers: int | None, address: str | None):
     """The Dask scheduler's address a command uses, or None: ``--dask-address`` (or
     ``IMPCREDIT_DASK_ADDRESS``), or a local cluster of ``workers`` processes (a thread each)
-    started for the command and stopped after it. Its workers inherit this process's
-    environment: the ssn hash key, the profiles folder, the AWS chain."""
+    started for the command and stopped after it (``executors.local_cluster``). Its workers inherit
+    this process's environment: the ssn hash key, the profiles folder, the AWS chain."""
     address = address or os.environ.get("IMPCREDIT_DASK_ADDRESS") or None
     if workers is None:
         if address and (problem := _env.dask_problem(address)):  # within dask_connect_s, else one line
@@ -251,11 +257,14 @@ def dask_cluster(workers: int | None, address: str | None):
     if address:
         fail(f"--workers starts a local Dask cluster and --dask-address (or IMPCREDIT_DASK_ADDRESS) names one ({address}): "
              "give one of them")
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=logging.ERROR) as cluster:
-        yield cluster.scheduler_address
+    from transforms.ingest.executors import local_cluster
+    show_stages()
+    _local[0] = True  # a run that loses them says it may run without --workers (``said``)
+    try:
+        with local_cluster(workers, logging.getLogger("impcredit.stages").info) as address:
+            yield address
+    finally:
+        _local[0] = False
 
 
 def batch_count(batches: int, dask_address: str | None) -> int:
@@ -265,16 +274,6 @@ def batch_count(batches: int, dask_address: str | None) -> int:
     if (dask_address or os.environ.get("IMPCREDIT_DASK_ADDRESS")) and batches == 1:
         return 4
     return batches
-
-
-def parse_date(value: str | None, name: str) -> dt.date:
-    if value is None:
-        return dt.date.today()
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        fail(f"{name} must be an ISO date like 2026-06-30, not {value!r}")
-        raise
 
 
 class Whole(str):

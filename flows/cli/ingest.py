@@ -54,7 +54,7 @@ def ingest(
                                        memory_up_to_bytes=cfg.ingest().scratch_in_memory_bytes, tasks=cfg.ingest_tasks)
             paths = report.write_rejects((out or workdir).resolve())
         except common.known_errors() as exc:
-            common.fail(str(exc))
+            common.fail(common.said(exc))
             return
     common.console.print(report.summary())
     common.console.print(f"rejects: {paths[0] if paths else 'none'}")

@@ -1,7 +1,9 @@
 """The lists and tables the commands print, for people and for pipes: ``--format table|csv|json``.
 
-- ``table`` (the default): on a terminal, rich fits the table to the terminal's width as before.
-  Piped or redirected (stdout not a terminal), the table is as wide as its content: no cell is
+- ``table`` (the default): on a terminal, the table is fitted to the terminal's width by wrapping
+  cells between words, never inside one (an id, an amount, a date, a year is whole), or between
+  cells: its columns in parts, one under the other, the first column repeated in each; when even
+  that cannot hold a word, as wide as its content (the line runs long). Piped or redirected (stdout not a terminal), the table is as wide as its content: no cell is
   wrapped or cut, so an id, a path, a date or a year is always whole on its line, and the title
   is a line of its own above it.
 - ``csv``: a header line, then one line per row (the csv module: RFC 4180 quoting, ``\\n`` line
@@ -15,6 +17,7 @@ csv and json are written to stdout as they are, never through rich (which would 
 
 from __future__ import annotations
 
+import copy
 import csv
 import datetime as dt
 import json
@@ -151,11 +154,63 @@ def table(cols: list[Col], records: Iterable[dict], **options) -> Table:
     return t
 
 
+def _widths(console: Console, t: Table) -> list[int] | None:
+    """The widths (padding included) that fit ``t`` to the terminal's width without splitting a
+    word of any cell (an id, an amount, a date, a year): the columns with the most room give way
+    first, each down to its longest word (a ``no_wrap`` column not at all); None when even that
+    does not fit."""
+    wide = console.options.update_width(1_000_000)
+    ranges = [t._measure_column(console, wide, c) for c in t.columns]
+    widths = [r.maximum for r in ranges]
+    least = [r.maximum if c.no_wrap else r.minimum for r, c in zip(ranges, t.columns, strict=True)]
+    budget = console.options.max_width - t._extra_width
+    if sum(least) > budget:
+        return None
+    for _ in range(max(sum(widths) - budget, 0)):
+        i = max(range(len(widths)), key=lambda k: widths[k] - least[k])
+        widths[i] -= 1
+    return widths
+
+
+def _part(t: Table, columns: list, title) -> Table:
+    """A table of some of ``t``'s columns (the same rows and options)."""
+    part = copy.copy(t)
+    part.title, part.columns = title, [copy.copy(c) for c in columns]
+    for i, c in enumerate(part.columns):
+        c._index = i
+    return part
+
+
+def _fitted(console: Console, t: Table) -> list[Table] | None:
+    """``t`` as tables that each fit the terminal's width without splitting a word: itself, or, when
+    its columns cannot sit side by side, its columns in parts, the first (the row's id) repeated in
+    each, so that a row wraps between cells; None when even a part of two columns cannot fit."""
+    key, rest = t.columns[0], t.columns[1:]
+    groups: list[list] = [[]]
+    for c in rest:
+        if groups[-1] and _widths(console, _part(t, [key, *groups[-1], c], None)) is None:
+            groups.append([])
+        groups[-1].append(c)
+    parts = [t] if len(groups) == 1 else [_part(t, [key, *g], t.title if i == 0 else None) for i, g in enumerate(groups)]
+    fitted = [(p, _widths(console, p)) for p in parts]
+    if any(w is None for _, w in fitted):
+        return None
+    for p, widths in fitted:
+        for c, w in zip(p.columns, widths, strict=True):
+            c.width = w - p._get_padding_width(c._index)
+    return [p for p, _ in fitted]
+
+
 def print_table(console: Console, t: Table) -> None:
-    """``t`` on ``console``: fitted to a terminal; anywhere else (a pipe, a file) as wide as its
-    content, its title on a line of its own, so that no cell is wrapped or cut."""
-    if console.is_terminal:
-        console.print(t)
+    """``t`` on ``console``: on a terminal, fitted to its width by wrapping between words, never
+    inside one, or between cells, its columns in parts (``_fitted``); when even that cannot hold a
+    word, as wide as its content (the line runs long). Anywhere else (a pipe, a file) as wide as
+    its content, its title on a line of its own, so that no cell is wrapped or cut."""
+    if console.is_terminal and t.columns and (parts := _fitted(console, t)) is not None:
+        for i, part in enumerate(parts):
+            if i:
+                console.print()
+            console.print(part)
         return
     title, t.title = t.title, None
     if title:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from flows import _env, api
-from flows.cli import common
+from flows.cli import common, dates
 
 
 def _print_quarterly(s) -> None:
@@ -35,7 +35,7 @@ def quarterly(
     tax_year: Annotated[int, typer.Option("--tax-year", help="Tax year to estimate.", metavar="YEAR")],
     quarter: Annotated[int, typer.Option("--quarter", help="Quarter 1-4: data through Mar 31, Jun 30, Sep 30, Dec 31.", metavar="1-4")],
     as_of: Annotated[str | None, typer.Option("--as-of", help="As-of date (default today): applications received by then.", metavar="YYYY-MM-DD")] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="Output folder (default data/out/quarterly/<year>-Q<q>).", metavar="DIR")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Output folder (default data/out/quarterly/<year>/q<q>-as-of-<date>, a new one per run).", metavar="DIR")] = None,
     workdir: Annotated[Path, typer.Option("--workdir", help="Ledger (DuckDB) and Parquet lake.", metavar="DIR")] = common.DATA / "work",
     batches: Annotated[int, typer.Option("--batches", help="Employer batches to compute in parallel.", metavar="N")] = 1,
     dask_address: Annotated[str | None, typer.Option("--dask-address", help=_env.DASK_HELP, metavar="ADDRESS")] = None,
@@ -44,15 +44,18 @@ def quarterly(
     profiles: Annotated[Path | None, typer.Option("--profiles", help=common.PROFILES_HELP, metavar="DIR")] = None,
 ) -> None:
     """Quarterly estimates (spec 9): projected credits, installment shares, cap pressure; allocates nothing."""
+    as_of_date = dates.parse_date(as_of, "--as-of")
+    dates.dated(as_of_date, run="a quarterly run (its estimates are recorded)")  # spec section 7
     cfg, _ = common.use_profiles(profiles)
     common.show_stages()
-    as_of_date = common.parse_date(as_of, "--as-of")
     if quarter not in (1, 2, 3, 4):
         common.fail(f"--quarter must be 1, 2, 3 or 4, not {quarter}")
     common.check_run_args(input)
     common.local_dir(workdir, "--workdir", ledger=True)
     common.local_dir(out, "--out")
-    out_dir = out or common.DATA / "out" / "quarterly" / f"{tax_year}-Q{quarter}"
+    from transforms.runs.quarterly import estimate_folder
+
+    out_dir = out or estimate_folder(common.DATA / "out" / "quarterly", tax_year, quarter, as_of_date)
     with common.dask_cluster(workers, dask_address) as address:
         # the estimates stage into a temporary local lake: ingested on the cluster when it is this
         # machine's (--workers); a cluster elsewhere computes the estimates only

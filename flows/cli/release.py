@@ -22,7 +22,9 @@ def release(
 
     An application is held (not decided) while a rejected line of the submission could change its
     credit (spec section 7). An analyst who has checked those lines may have it decided on the
-    lines that were read; the release and its reason are kept in the ledger.
+    lines that were read; the release and its reason are kept in the ledger. An application held
+    only by the Department's own gap (employer rates missing) cannot be released: refused, naming
+    the rate years missing (the first run with the rates decides it).
 
     Example: impcredit release APP-2023-000042 --reason "rejected lines are of an unclaimed employee" --workdir data/work
     """

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from flows import _env, api
-from flows.cli import common
+from flows.cli import common, dates
 
 
 def whatif(
@@ -29,7 +29,7 @@ def whatif(
     """Run with other settings, parameters, cap or policy; writes outputs and diff.csv, never the ledger."""
     cfg, _ = common.use_profiles(profiles)
     common.show_stages()
-    as_of_date = common.parse_date(as_of, "--as-of")
+    as_of_date = dates.parse_date(as_of, "--as-of")  # may be after today: a what-if decides nothing
     common.check_run_args(input, policy, cap)
     common.local_dir(workdir, "--workdir", ledger=True)
     common.local_dir(out, "--out")

@@ -9,7 +9,13 @@ from __future__ import annotations
 import duckdb
 import polars as pl
 
-from transforms.award.ledger import FINAL_STATUSES, LedgerError, current_decisions, rollback
+from transforms.award.ledger import (
+    FINAL_STATUSES,
+    LedgerError,
+    current_decisions,
+    last_run,
+    rollback,
+)
 
 
 def pending_reopenings(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
@@ -57,9 +63,17 @@ def pending_releases(con: duckdb.DuckDBPyConnection) -> list[str]:
 def release(con: duckdb.DuckDBPyConnection, application_id: str, reason: str, run: dict) -> None:
     """Release a held application (spec section 7): the next run that holds it decides it as it
     stands, whatever rejected lines it could depend on. Recorded with its reason and a run of
-    kind ``release`` in one transaction."""
+    kind ``release`` in one transaction. One the last annual run of its tax year held by the
+    agency's gap alone (``agency_held`` of its summary) is refused, naming the rate years missing:
+    a release cannot decide the Department's own gap."""
     con.execute("BEGIN TRANSACTION")
     try:
+        gap = ((last_run(con, "annual", run["tax_year"]) or {}).get("agency_held") or {}).get(application_id)
+        if gap is not None:
+            raise LedgerError(
+                f"application {application_id!r} is held only by the Department's own gap: employer_rates.csv has no "
+                f"UI/DI rates for {gap}. A release cannot decide it (spec section 7): add the rates to "
+                "employer_rates.csv, and the first annual run that has them decides it")
         cur = current_decisions(con, [application_id])
         if cur.height and cur.row(0, named=True)["status"] in FINAL_STATUSES:
             raise LedgerError(f"application {application_id!r} is already decided "

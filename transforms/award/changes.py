@@ -3,8 +3,9 @@
 An analyst corrects a file and runs again: the run says which input files were added, changed or
 removed, which employee-years changed status or credit, which decided applications now compute
 another request than the one decided (they keep their decision: a corrected submission does
-not change a decision by itself; ``impcredit reopen`` decides one again), and which reopened
-applications this run decided again. ``changes.csv`` lists each change on a line.
+not change a decision by itself; ``impcredit reopen`` decides one again), which reopened
+applications this run decided again, and which applications a rerun decided for the first time
+(released, no longer held, new) and what it awarded them. ``changes.csv`` lists each change on a line.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class Changes:
     reopened: list[str] = field(default_factory=list)
     # (group id, its members before, its members now) of each control group whose membership changed
     groups_changed: list[tuple[str, str, str]] = field(default_factory=list)
+    decided: pl.DataFrame | None = None  # a rerun's first decisions: application_id, status, awarded_cents
 
     @property
     def inputs_changed(self) -> bool:
@@ -43,6 +45,7 @@ class Changes:
             "requests_differ_from_decision": 0 if self.request_differs is None else self.request_differs.height,
             "reopened_decided": len(self.reopened),
             "control_groups_changed": len(self.groups_changed),
+            "applications_decided": 0 if self.decided is None else self.decided.height,
         }
 
     def frame(self) -> pl.DataFrame:
@@ -63,6 +66,9 @@ class Changes:
                              "before": f"requested {_money(r['requested_cents'])}, awarded {_money(r['awarded_cents'])}",
                              "after": f"requested {_money(r['requested_now_cents'])}"})
         rows += [{"change": "reopened, decided again", "application_id": a} for a in self.reopened]
+        if self.decided is not None:
+            rows += [{"change": "decided by this run", "application_id": r["application_id"],
+                      "after": f"{r['status']} {_money(r['awarded_cents'])}"} for r in self.decided.iter_rows(named=True)]
         rows += [{"change": f"control group {g} changed", "file": "control_groups.csv", "before": b, "after": a}
                  for g, b, a in self.groups_changed]
         return pl.DataFrame(rows, schema=CHANGE_COLUMNS) if rows else pl.DataFrame(schema=CHANGE_COLUMNS)
@@ -75,6 +81,12 @@ class Changes:
         out = [f"since {self.since_run}: input files {c['files_added']} added, {c['files_changed']} changed, "
                f"{c['files_removed']} removed"]
         out.append(f"employee-years whose status or credit changed: {c['employee_years_changed']}")
+        if self.decided is not None:
+            ids = ", ".join(self.decided.get_column("application_id").head(5).to_list())
+            more = " ..." if self.decided.height > 5 else ""
+            out.append(f"applications decided by this run: {self.decided.height}"
+                       + (f" ({ids}{more}), {_money(int(self.decided['awarded_cents'].sum()))} awarded"
+                          if self.decided.height else ""))
         if c["requests_differ_from_decision"]:
             ids = ", ".join(self.request_differs.get_column("application_id").head(5).to_list())
             more = " ..." if c["requests_differ_from_decision"] > 5 else ""
@@ -114,10 +126,12 @@ def _groups_changed(before: dict[str, str], now: dict[str, str]) -> list[tuple[s
 
 def since_last_run(con, *, kind: str, tax_year: int, files: list[dict], employee_years: pl.DataFrame,
                    request_differs: pl.DataFrame | None = None, reopened: list[str] | None = None,
-                   groups: dict[str, str] | None = None) -> Changes:
+                   groups: dict[str, str] | None = None, decided: pl.DataFrame | None = None) -> Changes:
     """The changes of a run about to commit, against the ledger's last run (files, control groups)
     and the last run of the same kind and tax year (employee-years: ``ledger.EMPLOYEE_YEAR_SCHEMA``).
-    ``groups``: this run's ``memberships``; a run recorded before they were kept compares none."""
+    ``groups``: this run's ``memberships``; a run recorded before they were kept compares none.
+    ``decided``: the ledger rows of this run's new decisions (a rerun counts them: a release or a
+    corrected file decides an application without any employee-year changing)."""
     since, before = ledger.last_inputs(con)
     now = {f["path"]: f["sha256"] for f in files}
     out = Changes(since_run=since, request_differs=request_differs, reopened=list(reopened or []))
@@ -128,6 +142,9 @@ def since_last_run(con, *, kind: str, tax_year: int, files: list[dict], employee
         recorded = ledger.run_summary(con, since).get("control_groups")
         if recorded is not None and groups is not None:
             out.groups_changed = _groups_changed(recorded, groups)
+        if decided is not None:
+            out.decided = decided.group_by("application_id", maintain_order=True).agg(
+                pl.col("status").last(), pl.col("awarded_cents").sum()).sort("application_id")
     last, prev = ledger.last_employee_years(con, kind, tax_year)
     if last is not None:
         key = ["application_id", "employee_id"]

@@ -37,9 +37,13 @@ from transforms.award.ledger import (
     now_utc,
     rollback,
 )
+from transforms.settings import RuleSettings
 
 ACT_RUNS = ("finding", "withdrawal")  # the runs of kind finding and withdrawal: their rows are not a decision's base
 FAILPOINTS = ("finding_decided", "finding_committed")  # before and after the commit (tests/test_findings_crash.py)
+
+# I-16 as the spec chooses it (transforms.settings): an act is no run with settings of its own
+FINDING_REASONS = RuleSettings().finding_reasons
 
 
 class FindingError(LedgerError):
@@ -81,20 +85,25 @@ def base(con: duckdb.DuckDBPyConnection, application_id: str, *, detail: bool = 
     return {"run_id": row[0][0], "reasons": row[0][1]}, emp
 
 
-def _request(con, app: dict, findings: list[fnd.Finding]) -> tuple[int, str]:
-    """(the application's request with ``findings`` applied, its application-level reasons)."""
+def _request(con, app: dict, findings: list[fnd.Finding]) -> tuple[int, str, set[str]]:
+    """(the application's request with ``findings`` applied, its application-level reasons, the
+    codes of the findings that concern it)."""
     decision, emp = base(con, app["application_id"])
     emp = fnd.apply_to_employee_years(emp, findings)
     req = int(emp.filter(pl.col("status") == "ELIGIBLE")["credit_cents"].sum())
-    return req, fnd.application_reasons(decision["reasons"], fnd.wage_reduction_found(app, findings))
+    found = fnd.found_codes(app, findings, FINDING_REASONS)
+    return req, fnd.application_reasons(decision["reasons"], found), found if FINDING_REASONS == "finding_code" else set()
 
 
 def _rows(app: dict, history: pl.DataFrame, changes: list[tuple[int, int]], req: int, award: int, own: str,
-          run_id: str) -> list[dict]:
+          run_id: str, found: set[str]) -> list[dict]:
     """The amendment rows of a re-decision: ``changes`` (approval year, cents) or one row of no
     change in the application's approval year. They follow its latest row (its approval year, a
-    higher ``seq``): a finding does not move an application into another approval year."""
+    higher ``seq``): a finding does not move an application into another approval year. The
+    reasons carry the codes ``found`` on audit whatever the status (the finding shows at the
+    application level: awards.csv, the run page, the notice)."""
     status, reasons = _status(req, award, own)  # own reasons count only when nothing is requested
+    reasons = fnd.with_found(reasons, found)
     seq = int(history["seq"].max()) + 1 if history.height else 1
     decided_in = int(history.select(pl.coalesce("decided_in", "approval_year").max()).item())
     keep = {c: app[c] for c in ROW_COLUMNS if c in app and c not in ("approval_year", "awarded_cents", "seq", "kind",
@@ -201,11 +210,11 @@ def record(con: duckdb.DuckDBPyConnection, *, application_id: str, kind: str, em
         active = [*fnd.read_findings(con, active_only=True), finding]
         rows, effects = [], []
         for a in concerned:
-            req, own = _request(con, a, active)
+            req, own, found = _request(con, a, active)
             history = decision_rows(con, [a["application_id"]])
             award = min(int(a["awarded_cents"]), req)
             changes = _take(history, int(a["awarded_cents"]) - award)
-            rows += _rows(a, history, changes, req, award, own, run["run_id"])
+            rows += _rows(a, history, changes, req, award, own, run["run_id"], found)
             effects.append(_effect(finding.finding_id, "finding", run["run_id"], a, req, award))
         summary = {"finding_id": finding.finding_id, "application_id": application_id, "kind": kind,
                    "employees": list(finding.employees), "tax_years": list(years), "knowing": knowing,
@@ -260,12 +269,12 @@ def withdraw(con: duckdb.DuckDBPyConnection, finding_id: str, reason: str, withd
         for app_id in apps:  # each application's rows written before the next one reads the cap left
             a = current_decisions(con, [app_id]).row(0, named=True)
             history = decision_rows(con, [app_id])
-            req, own = _request(con, a, remaining)
+            req, own, found = _request(con, a, remaining)
             award = int(a["awarded_cents"])
             changes = _restore(con, history, finding.record_run, min(award + _taken(history, finding.record_run), req) - award,
                                statutory_cap_cents)
             award += sum(c for _, c in changes)
-            mine = _rows(a, history, changes, req, award, own, run["run_id"])
+            mine = _rows(a, history, changes, req, award, own, run["run_id"], found)
             _insert(con, "decisions", mine)
             rows += mine
             effects.append(_effect(finding_id, "withdrawal", run["run_id"], a, req, award))

@@ -123,24 +123,37 @@ def apply_to_employee_years(emp: pl.DataFrame, findings: list[Finding]) -> pl.Da
     return emp
 
 
-def application_reasons(reasons: str | None, wage_reduction: bool) -> str:
+def application_reasons(reasons: str | None, found: set[str]) -> str:
     """The application-level reasons of a decision (those of the cap and NO_CREDIT_DUE aside), with
-    ``WAGE_REDUCTION`` when an (f) finding concerns the application."""
+    the codes ``found`` on audit (``found_codes``): a finding shows at the application level."""
     own = {r for r in (reasons or "").split(";") if r and r not in _NOT_APPLICATION_LEVEL}
-    return ";".join(sorted(own | ({WAGE_REDUCTION} if wage_reduction else set())))
+    return ";".join(sorted(own | found))
 
 
-def wage_reduction_found(app: dict, findings: list[Finding]) -> bool:
-    """Whether an active (f) finding concerns the application (application_id, employer_id, tax_year)."""
-    return any(f.active and f.kind == "wage-reduction" and f.employer_id == app["employer_id"]
-               and int(app["tax_year"]) in f.tax_years for f in findings)
+def found_codes(app: dict, findings: list[Finding], shown: str = "application_level") -> set[str]:
+    """The codes of the active findings that concern the application (application_id, employer_id,
+    tax_year) among its reasons: ``WAGE_REDUCTION`` for an (f) finding of its employer and tax year
+    (an application-level reason, spec section 5), and ``MISCLASSIFIED`` for a misclassification in
+    it only where ``shown`` is ``finding_code`` (I-16; section 7's choice: an employee-level reason,
+    so an application it took whole is ``NO_CREDIT_DUE``)."""
+    codes = {f.code for f in findings_of([f for f in findings if f.active], app["application_id"], app["employer_id"],
+                                         app["tax_year"])}
+    return codes if shown == "finding_code" else codes & {WAGE_REDUCTION}
+
+
+def with_found(reasons: str | None, found: set[str]) -> str:
+    """A decision's reasons with the codes ``found`` on audit: an award a finding lowered says so
+    beside the cap's reason, and a request it took whole says the finding, not ``NO_CREDIT_DUE``."""
+    if not found:
+        return reasons or ""
+    return ";".join(sorted({r for r in (reasons or "").split(";") if r and r != NO_CREDIT_DUE} | found))
 
 
 def apply(employees: pl.DataFrame, applications: pl.DataFrame,
-          findings: list[Finding]) -> tuple[pl.DataFrame, pl.DataFrame]:
+          findings: list[Finding], shown: str = "application_level") -> tuple[pl.DataFrame, pl.DataFrame]:
     """A run's employee-years and application totals (``compute_credits``) with the active
     ``findings`` applied: the employee-years they concern ineligible, and the applications they
-    concern with their request recomputed (a held one stays held)."""
+    concern with their request recomputed (a held one stays held); ``shown``: I-16 (``found_codes``)."""
     active = [f for f in findings if f.active]
     if not active or applications.height == 0:
         return employees, applications
@@ -151,7 +164,7 @@ def apply(employees: pl.DataFrame, applications: pl.DataFrame,
     requested = employees.group_by("application_id").agg(
         pl.col("credit_cents").filter(pl.col("status") == "ELIGIBLE").sum().alias("__req"))
     own = "app_reasons" if "app_reasons" in applications.columns else "reasons"
-    found = {a["application_id"]: application_reasons(a[own], wage_reduction_found(a, active))
+    found = {a["application_id"]: application_reasons(a[own], found_codes(a, active, shown))
              for a in touched.iter_rows(named=True)}
     ids = pl.col("application_id").is_in(list(found))
     out = applications.join(requested, on="application_id", how="left").with_columns(

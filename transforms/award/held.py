@@ -35,8 +35,9 @@ SOURCES = ("agency", "input", "doubtful", "declared_totals")
 HELD_SCHEMA = {"application_id": pl.String, "source": pl.String, "file": pl.String, "line": pl.Int64,
                "columns": pl.String, "rules": pl.String, "messages": pl.String, "employee_id": pl.String,
                "figure": pl.String, "declared": pl.Float64, "read": pl.Float64,
-               "file_sha256": pl.String, "source_sheet": pl.String}
-HELD_CSV = [c for c in HELD_SCHEMA if c not in ("file_sha256", "source_sheet")]  # what held.csv shows
+               "file_sha256": pl.String, "source_sheet": pl.String, "rate_years": pl.String}
+# what held.csv shows (an agency row's message names its ``rate_years``: the run page shows them alone)
+HELD_CSV = [c for c in HELD_SCHEMA if c not in ("file_sha256", "source_sheet", "rate_years")]
 _LINE = ["file", "line", "columns", "rules", "messages", "employee_id", "file_sha256", "source_sheet"]
 LINE_KEY = ["file_sha256", "source_sheet", "line"]
 
@@ -128,7 +129,7 @@ def held_applications(
     return (
         pairs.join(lines.select("__l", *_LINE), on="__l", how="left")
         .with_columns(line_source().alias("source"), *[pl.lit(None, dtype=HELD_SCHEMA[c]).alias(c)
-                                                        for c in ("figure", "declared", "read")])
+                                                        for c in ("figure", "declared", "read", "rate_years")])
         .select(list(HELD_SCHEMA))
         .cast(HELD_SCHEMA)
         .unique()
@@ -179,7 +180,7 @@ def by_file(held: pl.DataFrame, named: dict[str, dict]) -> pl.DataFrame:
         pl.col("__path").first().alias("file"), pl.col("rules").unique().sort().str.join(";").alias("rules"),
         pl.col("__why").first().alias("messages"))
     said = said.with_columns(pl.lit("input").alias("source"), *[pl.lit(None, dtype=HELD_SCHEMA[c]).alias(c) for c in (
-        "line", "columns", "employee_id", "figure", "declared", "read", "source_sheet")]).select(list(HELD_SCHEMA))
+        "line", "columns", "employee_id", "figure", "declared", "read", "source_sheet", "rate_years")]).select(list(HELD_SCHEMA))
     return pl.concat([held.filter(~whole), said.cast(HELD_SCHEMA)]).sort("application_id", "file", "line", nulls_last=False)
 
 
@@ -198,7 +199,7 @@ def declared_holds(reconciliation: pl.DataFrame | None) -> pl.DataFrame:
                   words, "employee_id", "period_start", "period_end", _fmt("declared"), unit, _fmt("read"), unit,
                   _fmt_expr((pl.col("declared") - pl.col("read")).abs()), _fmt("tolerance"), unit).alias("messages"),
         "employee_id", "figure", "declared", "read", pl.lit(None, dtype=pl.String).alias("file_sha256"),
-        pl.lit(None, dtype=pl.String).alias("source_sheet"),
+        pl.lit(None, dtype=pl.String).alias("source_sheet"), pl.lit(None, dtype=pl.String).alias("rate_years"),
     ).cast(HELD_SCHEMA)
 
 
@@ -215,21 +216,37 @@ def _fmt_expr(e: pl.Expr) -> pl.Expr:
     return e.round(2).cast(pl.Decimal(20, 2)).cast(pl.String)
 
 
-def agency_holds(applications: pl.DataFrame) -> pl.DataFrame:
+def rate_years(lacking: pl.DataFrame | None) -> pl.DataFrame:
+    """``application_id, rate_years``: the rate years the agency's table lacks for each application
+    (``rules.eligibility.lacking_rates``), in words: "the rate year starting 2022-07-01 of employer
+    855543765", ``;``-joined."""
+    if lacking is None or not lacking.height:
+        return pl.DataFrame(schema={"application_id": pl.String, "rate_years": pl.String})
+    per_year = lacking.group_by("application_id", "rate_year_start").agg(pl.col("member_id").unique().sort())
+    return per_year.sort("application_id", "rate_year_start").group_by("application_id", maintain_order=True).agg(
+        pl.format("the rate year starting {} of employer {}", pl.col("rate_year_start").cast(pl.String),
+                  pl.col("member_id").list.join(", ")).str.join("; ").alias("rate_years"))
+
+
+def agency_holds(applications: pl.DataFrame, lacking: pl.DataFrame | None = None) -> pl.DataFrame:
     """``HELD_SCHEMA`` rows of the applications the agency's own missing data holds (spec sections
-    5 and 7: ``MISSING_EMPLOYER_RATES`` while some person has no other reason)."""
+    5 and 7: ``MISSING_EMPLOYER_RATES`` while some person has no other reason), naming the rate
+    years missing (``lacking``: ``rules.eligibility.lacking_rates``)."""
     if "hold_reasons" not in applications.columns:
         return pl.DataFrame(schema=HELD_SCHEMA)
-    gap = applications.filter(pl.col("hold_reasons").str.split(";").list.contains(MISSING_EMPLOYER_RATES))
+    gap = applications.filter(pl.col("hold_reasons").str.split(";").list.contains(MISSING_EMPLOYER_RATES)).join(
+        rate_years(lacking), on="application_id", how="left")
+    years = pl.col("rate_years").fill_null(pl.format("a rate year of employer {} or of a member of its group", "employer_id"))
     return gap.select(
         "application_id", pl.lit("agency").alias("source"), pl.lit("employer_rates.csv").alias("file"),
         pl.lit(None, dtype=pl.Int64).alias("line"), pl.lit(None, dtype=pl.String).alias("columns"),
         pl.lit(MISSING_EMPLOYER_RATES).alias("rules"),
         pl.format("the Department's table of employer rates (employer_rates.csv) has no unemployment and disability "
-                  "insurance rates of employer {} (or of a member of its group) for a rate year its tax period {} to "
-                  "{} needs", "employer_id", "period_start", "period_end").alias("messages"),
+                  "insurance rates for {}, which its tax period {} to {} needs", years, "period_start", "period_end"
+                  ).alias("messages"),
         *[pl.lit(None, dtype=HELD_SCHEMA[c]).alias(c) for c in ("employee_id", "figure", "declared", "read",
                                                                  "file_sha256", "source_sheet")],
+        years.alias("rate_years"),
     ).cast(HELD_SCHEMA)
 
 
@@ -239,7 +256,9 @@ def hold(applications: pl.DataFrame, held: pl.DataFrame, *, released: list[str] 
     agency's missing rates) and those of the rejected lines ``held`` (INPUT_REJECTED); a held
     application is ``HELD`` with its hold codes sorted and ``;``-joined, its request computed from
     the lines that were read. ``released``: applications an analyst released (``impcredit
-    release``): decided as they stand (``decided_status``, ``decided_reasons``), never held."""
+    release``): decided as they stand (``decided_status``, ``decided_reasons``), never held by
+    their lines or totals again; one the agency's gap holds stays held by it alone (a release
+    cannot decide the Department's gap: spec section 7), decided by the first run with the rates."""
     released = released or []
     apps = _with_hold_columns(applications)
     by_lines = pl.col("application_id").is_in(held.filter(pl.col("source").is_in(["input", "doubtful"]) if "source" in held.columns
@@ -247,10 +266,13 @@ def hold(applications: pl.DataFrame, held: pl.DataFrame, *, released: list[str] 
     codes = pl.concat_list(pl.col("hold_reasons").str.split(";"), pl.when(by_lines).then(pl.lit(INPUT_REJECTED)))
     codes = codes.list.eval(pl.element().filter(pl.element().is_not_null() & (pl.element() != ""))).list.unique().list.sort()
     apps = apps.with_columns(codes.list.join(";").alias("hold_reasons"))
-    is_held = (pl.col("hold_reasons") != "") & ~pl.col("application_id").is_in(released)
+    was_released = pl.col("application_id").is_in(released)
+    gap = pl.col("hold_reasons").str.split(";").list.contains(MISSING_EMPLOYER_RATES)
+    is_held = (pl.col("hold_reasons") != "") & (~was_released | gap)
+    why = pl.when(was_released).then(pl.lit(MISSING_EMPLOYER_RATES)).otherwise(pl.col("hold_reasons"))
     return apps.with_columns(
         pl.when(is_held).then(pl.lit("HELD")).otherwise(pl.col("decided_status")).alias("status"),
-        pl.when(is_held).then(pl.col("hold_reasons")).otherwise(pl.col("decided_reasons")).alias("reasons"),
+        pl.when(is_held).then(why).otherwise(pl.col("decided_reasons")).alias("reasons"),
     )
 
 

@@ -104,6 +104,12 @@ _CURRENT = f"""
            coalesce(decided_in, approval_year) AS approval_year FROM r WHERE __n = 1"""
 
 
+def caps(con: duckdb.DuckDBPyConnection) -> dict[int, int]:
+    """approval year -> the cap (cents) its latest annual run allocated against (``--cap`` or the statute's)."""
+    return {int(y): int(c) for y, c in con.sql("""SELECT approval_year, arg_max(cap_cents, committed_at) FROM runs
+                                                  WHERE kind = 'annual' GROUP BY 1""").fetchall()}
+
+
 def current_decisions(con: duckdb.DuckDBPyConnection, application_ids: list[str] | None = None) -> pl.DataFrame:
     """Each application's current decision (``ROW_COLUMNS``): its latest row, with the award
     the sum of all its rows (the first decision and every amendment)."""

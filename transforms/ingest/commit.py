@@ -97,6 +97,10 @@ def commit(lake: Path, manifest: dict, plan: Plan, parts_of: dict[str, list[str]
     manifest["ingest_seq"] = seq
     for w in works:
         rec = file_record(w, n_accepted.get(w.index, 0), [r for r in replaced if r["sha256"] == w.sha])
+        rec.lines, blanks = w.lines, w.blank_lines  # counted where the file was read (``tasks.map_job``)
+        rec.passed_over = None if rec.lines is None else rec.lines - rec.rows_accepted - rec.rows_rejected
+        if blanks:
+            rec.message = "; ".join(m for m in (rec.message, f"{blanks:,} blank line(s) passed over") if m)
         records.append(rec)
         rejects += w.rejects
         known[w.sha] = dict(file=w.rel, dataset=w.dataset, profile=w.profile, status=rec.status, rows_read=w.rows_read,
@@ -114,8 +118,10 @@ def commit(lake: Path, manifest: dict, plan: Plan, parts_of: dict[str, list[str]
     read_n = sum(r.rows_read for r in records)
     new = sum(1 for r in records if r.status not in ("duplicate",))
     padded = sum(w.padded_ssns for w in works)
+    counted = [r for r in records if r.lines is not None]
     validating.say(f"{new:,} new files: {read_n:,} rows read, {sum(r.rows_accepted for r in records):,} accepted, "
-                   f"{sum(r.rows_rejected for r in records):,} rejected"
+                   f"{sum(r.rows_rejected for r in records):,} rejected; {sum(r.lines for r in counted):,} lines, "
+                   f"{sum(r.passed_over for r in counted):,} passed over (headers, titles, totals, blanks)"
                    + (f"; {padded:,} ssns of 7 or 8 digits padded with leading zeros" if padded else ""))
     validating.done()
     records.sort(key=lambda r: r.file)

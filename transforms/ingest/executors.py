@@ -7,12 +7,14 @@ On a cluster, a task's failure is the project's own error (``ClusterError``, one
 that died again and again (Dask's ``KilledWorker``), the scheduler gone, and a cluster that cannot
 keep its workers: no task finished for ``worker_wait_s`` seconds while its workers were lost or
 none was left, and the run ends by itself instead of waiting for ever. Nothing is committed then
-(the lake's manifest is written last).
+(the lake's manifest is written last). A local cluster (``local_cluster``) whose workers die while
+it starts is started again a bounded number of times, then the run goes on with the threads.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import socket
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -22,6 +24,7 @@ LOCAL = "local"  # ``Executor("local:N")``: this process's threads, the scratch 
 WORKER_WAIT_S = 120.0  # default: how long a cluster may go without finishing a task while it loses its workers
 CONNECT_WAIT_S = 10.0  # default: how long a scheduler's address may take to answer as a Dask scheduler
 POLL_S = 1.0
+START_TRIES = 3  # a local cluster whose workers die while it starts: started this many times, then the threads
 
 
 class ClusterError(RuntimeError):
@@ -187,10 +190,38 @@ def client_for(spec: Executor | str | None):
                 client.close()
 
 
-def run_on_worker(spec: Executor | str | None, fn, *args):
-    """``fn(*args)`` on a worker of the executor."""
+def run_on_worker(spec: Executor | str | None, fn, *args, what: str | None = None):
+    """``fn(*args)`` on a worker of the executor (``what`` it does, for a failure's line)."""
     with client_for(spec) as client:
-        return gather(client, [client.submit(fn, *args, pure=False)], fn.__name__)[0]
+        return gather(client, [client.submit(fn, *args, pure=False)], what or f"running {fn.__name__}")[0]
+
+
+@contextlib.contextmanager
+def local_cluster(workers: int, say, tries: int = START_TRIES):
+    """The scheduler's address of a local cluster of ``workers`` processes (a thread each), stopped
+    after; None (this process's threads) when its workers died while it started ``tries`` times
+    (Dask's "Nanny failed to start"). ``say`` gets one line when a start failed (what happened and
+    what the run goes on with). Dask's own logs are silenced: a lost worker is said by the run."""
+    from distributed import LocalCluster
+
+    failed: list[str] = []
+    for _ in range(tries):
+        try:
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=logging.CRITICAL)
+            break
+        except (RuntimeError, OSError, TimeoutError) as exc:
+            failed.append(str(exc).splitlines()[0].rstrip(".") if str(exc) else type(exc).__name__)
+    else:
+        say(f"dask: the local cluster's workers died while starting ({tries} tries; {failed[-1]}): the run goes on "
+            "with this process's threads")
+        yield None
+        return
+    if failed:
+        say(f"dask: the local cluster's workers died while starting ({len(failed)} of {len(failed) + 1} tries; "
+            f"{failed[-1]}): started again, the run goes on with its {workers} workers")
+    with cluster:
+        yield cluster.scheduler_address
 
 
 def chunks(items: list, n: int) -> list[list]:
@@ -239,6 +270,7 @@ def watch(client, futures: list, what: str, wait_s: float) -> None:
     the cluster had no worker or lost some (it cannot keep its workers). A slow task on workers that
     stay up is waited for."""
     seen: set[str] = set()
+    gone: set[str] = set()
     last, last_done, lost = time.monotonic(), 0, False
     while True:
         done = sum(1 for f in futures if f.done())
@@ -252,14 +284,16 @@ def watch(client, futures: list, what: str, wait_s: float) -> None:
         except Exception:  # the scheduler itself is gone
             workers = set()
         lost = lost or bool(seen - workers)
+        gone |= seen - workers
         seen |= workers
         if (lost or not workers) and now - last > wait_s:
             for f in futures:
                 with contextlib.suppress(Exception):
                     f.cancel()
             state = "no worker left" if not workers else "its workers dying as they start"
+            died = f"{len(gone)} seen to die, " if gone else ""
             raise ClusterError(
-                f"the Dask cluster could not keep its workers ({state}; no task finished for {wait_s:g} s) while "
+                f"the Dask cluster could not keep its workers ({died}{state}; no task finished for {wait_s:g} s) while "
                 f"{what}: the run stopped, nothing was committed; check the workers (memory, logs, the scheduler at "
                 f"{client.scheduler.address if getattr(client, 'scheduler', None) else 'its address'}), then run "
                 "again (the wait is the setting worker_wait_s)")

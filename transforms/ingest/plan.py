@@ -83,7 +83,7 @@ def plan_files(root: Path, exclude: list[Path], known: dict, digests=None,
         if outside:
             sha = hashlib.sha256(f"{sha}\n{outside}".encode()).hexdigest()
         if dataset is None:
-            plan.reject(rel, None, sha, "unknown_file", "not part of the submission layout (payroll/*.csv|.txt|.xlsx, "
+            plan.reject(rel, None, sha, "unknown_file", "not part of the submission layout (payroll/*.csv|.txt|.prn|.xlsx, "
                         "applications.csv, roster.csv, certifications.csv, employer_rates.csv)")
             continue
         in_lake = sha in known and not known[sha].get("superseded_by")  # a superseded version sent again adds again

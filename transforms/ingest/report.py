@@ -34,6 +34,18 @@ class FileRecord:
     rows_rejected: int
     status: str  # accepted | partial | rejected | duplicate | replaced
     message: str
+    # every physical line of the file (a workbook: each sheet's rows that hold anything), and those
+    # that are no row (a header, a title, a totals line, a blank, a sheet skipped): lines = read
+    # (accepted) + rejected + passed over. None: the file was not read (a copy, not text...)
+    lines: int | None = None
+    passed_over: int | None = None
+
+    def line_words(self) -> str:
+        """``840 lines: 838 read, 1 rejected, 1 passed over`` (empty when the file was not read)."""
+        if self.lines is None:
+            return ""
+        return (f"{self.lines:,} line{'s' if self.lines != 1 else ''}: {self.rows_accepted:,} read, "
+                f"{self.rows_rejected:,} rejected, {self.passed_over:,} passed over")
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -94,5 +106,6 @@ class IngestReport:
         lines = [f"{t['files']} file(s): {t['rows_read']} rows read, {t['rows_accepted']} accepted, {t['rows_rejected']} rejected"]
         for f in self.files:
             lines.append(f"  {f.status:9} {f.file} ({f.profile or '-'}): {f.rows_read} read, {f.rows_accepted} accepted, "
-                         f"{f.rows_rejected} rejected{'; ' + f.message if f.message else ''}")
+                         f"{f.rows_rejected} rejected{' (' + f.line_words() + ')' if f.lines is not None else ''}"
+                         f"{'; ' + f.message if f.message else ''}")
         return "\n".join(lines)

@@ -22,6 +22,7 @@ import polars as pl
 
 from transforms import failpoints, schema
 from transforms.ingest.commit import QUARANTINE_ROWS, STAGED_QUARANTINE
+from transforms.ingest.read.files.submission import physical_lines
 from transforms.ingest.store import lake as lk
 from transforms.ingest.store import lake_files
 from transforms.ingest.store import scratch as sg
@@ -127,6 +128,8 @@ def map_job(job: MapJob) -> list[Mapped]:
         rest = bt.validate_batch(job.works, job.paths, key, job.now)
     for w in rest:
         fl.read_and_validate(w, job.paths[w.index], key, job.now, job.docs_dir, job.engine)
+    for w in job.works:  # every line accounted for (spec section 1): counted here, where the file is read
+        w.lines, w.blank_lines = physical_lines(job.paths[w.index])
     return _stage_works(job)
 
 

@@ -45,6 +45,7 @@ def write_products(
     params=None,
     freed: dict | None = None,
     options: DocumentOptions | None = None,
+    confirmed: pl.DataFrame | None = None,
 ) -> list[Path]:
     """Write the award file, certificates, notices and reports under ``staging_dir``.
 
@@ -63,8 +64,11 @@ def write_products(
     multipliers: ``taxation/recapture.csv`` (written when a finding concerns an application of the
     run) and each notice's block of its findings; ``freed``: the cap findings freed
     (``finding_documents.freed_cap``), in the cap-sufficiency report. ``options``: the PDFs and the
-    helper process (``transforms.options.DocumentOptions``).
+    helper process (``transforms.options.DocumentOptions``). ``confirmed``: what the releases this run
+    decides take as read (the notices list it). Long because it takes every input of the documents
+    and hands each to its writer.
     """
+    from transforms.award.ledger import caps
     from transforms.products.finding_documents import (
         ledger_recapture,
         notice_blocks,
@@ -82,9 +86,9 @@ def write_products(
         write_recapture(recapture, t / "recapture.csv")
         files.append(t / "recapture.csv")
     blocks = notice_blocks(con, findings, awards, params) if findings else {}
-    # the reports (charts, queries of ``con``) are drawn in a second thread while this one writes
-    # the pages (mostly the file system's time); nothing else uses ``con`` meanwhile
-    # and the PDFs (Typst renders outside Python's lock) while the HTML pages are written
+    caps_now = {**caps(con), approval_year: cap_cents}  # the caps stated (read before the reports' thread takes con)
+    # the reports (charts, queries of ``con``) are drawn in a second thread while this one writes the pages (mostly
+    # the file system's time; nothing else uses ``con`` meanwhile), and the PDFs (Typst renders outside Python's lock)
     options = options or DocumentOptions()
     jobs = pdf.Jobs(options)
     documents = int((rows.get_column("awarded_cents") > 0).sum()) + awards.height  # certificates and notices
@@ -98,7 +102,8 @@ def write_products(
         pdfs = [pool.submit(job) for job in jobs[:1]]
         files += write_notices(staging_dir, awards, employee_years, rejects, run_id=run_id, pdf_jobs=jobs,
                                documents=documents, held=held, history=history, members=members, addresses=addresses,
-                               named_by=named_by, findings=blocks, helper=helper, lines_per_file=options.notice_lines)
+                               named_by=named_by, findings=blocks, helper=helper,
+                               caps=caps_now, confirmed=confirmed, lines_per_file=options.notice_lines)
         pdfs += [pool.submit(job) for job in jobs[len(pdfs):]]
         files += reports.result()  # (on an error above, leaving the block still waits for it)
         files += [p for f in pdfs for p in f.result()]
@@ -107,9 +112,11 @@ def write_products(
 
 def write_index(staging_dir: Path, summary, *, decided_at: str, awards: pl.DataFrame | None = None,
                 history: pl.DataFrame | None = None, held: pl.DataFrame | None = None,
-                rejects: pl.DataFrame | None = None, freed: dict | None = None) -> Path:
+                rejects: pl.DataFrame | None = None, freed: dict | None = None, input_files: list | None = None,
+                audit: dict[str, str] | None = None) -> Path:
     """``index.html``: the run page (``run_page.write_run_page``); ``history`` names each
-    application's certificate now (an amended one's latest)."""
+    application's certificate now (an amended one's latest); ``audit``: what findings did to each
+    application (``finding_documents.audit_notes``)."""
     from transforms.products.notices import _certificates
     from transforms.products.run_page import write_run_page
 
@@ -119,7 +126,7 @@ def write_index(staging_dir: Path, summary, *, decided_at: str, awards: pl.DataF
                  if c > 0}
         certs.update({a: c["certificate_no"] for a, c in _certificates(history, awards).items()})
     return write_run_page(staging_dir, summary, decided_at=decided_at, awards=awards, certificates=certs, held=held,
-                          rejects=rejects, freed=freed)
+                          rejects=rejects, freed=freed, input_files=input_files, audit=audit)
 
 
 __all__ = [

@@ -7,6 +7,7 @@ Format documented in ``AWARD_FILE.md``; the schema version is a column and a man
 
 from __future__ import annotations
 
+from decimal import Decimal
 from pathlib import Path
 
 import polars as pl
@@ -125,6 +126,14 @@ def _history_rows(history: pl.DataFrame) -> pl.DataFrame:
     return pl.concat(out)
 
 
+def dollars(cents: pl.Series) -> pl.Series:
+    """Integer cents as Decimal(18, 2) dollars, each built from its integer (756.82 from 75682):
+    no float and no step at scale 0 (a cast to Decimal(18, 0) divided by 100 keeps scale 0 under
+    the locked Polars, and the award file certified whole dollars)."""
+    return pl.Series(cents.name, [None if c is None else Decimal(int(c)).scaleb(-2) for c in cents.to_list()],
+                     dtype=pl.Decimal(18, 2))
+
+
 def write_award_file(
     staging_dir: Path,
     awards: pl.DataFrame,
@@ -156,9 +165,8 @@ def write_award_file(
     )
     csv_frame = base.with_columns((pl.col("certified_cents") / 100).alias("certified_credit"),
                                   (pl.col("change_cents") / 100).alias("change")).select(AWARD_FILE_COLUMNS)
-    dec = lambda c: (pl.col(c).cast(pl.Decimal(18, 0)) / 100).cast(pl.Decimal(18, 2))  # noqa: E731
-    pq_frame = base.with_columns(dec("certified_cents").alias("certified_credit"), dec("change_cents").alias("change")
-                                 ).select(AWARD_FILE_COLUMNS)
+    pq_frame = base.with_columns(dollars(base["certified_cents"]).alias("certified_credit"),
+                                 dollars(base["change_cents"]).alias("change")).select(AWARD_FILE_COLUMNS)
     csv_path = write_csv(csv_frame, out / "award_file.csv")
     pq_path = out / "award_file.parquet"
     tmp = out / ".award_file.parquet.tmp"

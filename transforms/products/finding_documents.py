@@ -70,6 +70,27 @@ def ledger_recapture(con, findings: list[Finding], applications: pl.DataFrame, p
             if by_id[fid].active]
 
 
+def audit_notes(con, findings: list[Finding], applications: pl.DataFrame, params) -> dict[str, str]:
+    """application id -> what the findings in force did to it, in the run page's words: found on
+    audit, by which finding and when, the amount recaptured and the penalty multiplier."""
+    ids = applications.get_column("application_id").to_list()
+    if not findings or not ids:
+        return {}
+    by_id = {f.finding_id: f for f in findings if f.active}
+    out: dict[str, list[str]] = {}
+    for fid, app, before, now in con.sql(
+            """SELECT finding_id, application_id, certified_before_cents, certified_now_cents FROM finding_decisions
+               WHERE event = 'finding' AND list_contains($ids, application_id) ORDER BY finding_id""",
+            params={"ids": ids}).fetchall():
+        if (f := by_id.get(fid)) is None:
+            continue
+        penalty = (f"penalties x{multiplier(f, params)}" + (", never waived" if not f.penalty_waivable else "")
+                   if before > now else "no penalty: nothing recaptured")
+        out.setdefault(app, []).append(f"found on audit ({fid}, {long_date(f.found_on)}): {money(before - now)} "
+                                       f"recaptured, {penalty}")
+    return {a: "; ".join(v) for a, v in out.items()}
+
+
 def finding_block(f: Finding, params, *, before: int | None = None, now: int | None = None,
                   app: dict | None = None) -> dict:
     """A finding as a notice shows it (every value text): the notice's opening (what happened, the
@@ -97,6 +118,7 @@ def finding_block(f: Finding, params, *, before: int | None = None, now: int | N
                      "before it, within the approvals left in its approval year.")
     return {
         "id": f.finding_id, "title": f"Audit finding {f.finding_id}" + (" (withdrawn)" if not f.active else ""),
+        "code": f.code, "active": f.active,
         "date": date, "kind_words": KIND_WORDS[f.kind], "employees": ", ".join(f.employees),
         "tax_years": ", ".join(str(y) for y in f.tax_years), "knowing": yes_no(f.knowing), "reason": f.reason,
         "withdrawn": f"{long_date(f.withdrawn_on)}: {f.withdraw_reason}" if not f.active else "", "words": words,

@@ -13,7 +13,7 @@ import polars as pl
 from transforms.award import finding_acts as acts
 from transforms.award import findings as fnd
 from transforms.award.decide import ROW_SCHEMA
-from transforms.award.ledger import DECISION_COLUMNS, decision_rows
+from transforms.award.ledger import DECISION_COLUMNS, caps, decision_rows
 from transforms.products._html import safe_filename
 from transforms.products.award_file import award_rows
 from transforms.products.certificates import write_certificates
@@ -78,7 +78,8 @@ def write_event(staging_dir: Path, con, finding_id: str, event: str, run_id: str
                                                   now=e["certified_now_cents"], app=apps[e["application_id"]])]
               for e in effects}
     write_notices(staging_dir, awards, pl.concat(lines, how="diagonal_relaxed"), None, run_id=run_id, pdf_jobs=jobs,
-                  documents=n_docs, history=history, addresses=addresses, findings=blocks, finding_notice=event)
+                  documents=n_docs, history=history, addresses=addresses, findings=blocks, finding_notice=event,
+                  caps=caps(con))
     for job in jobs:
         job()
     write_recapture([recapture_row(finding, apps[e["application_id"]], e["certified_before_cents"],

@@ -6,7 +6,10 @@ fields as the PDF template takes them (``pdf_record``)."""
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
+
+import polars as pl
 
 from transforms.products._html import money, num2
 from transforms.products.as_written import quoted, what_to_fix
@@ -14,6 +17,8 @@ from transforms.products.pdf import text
 from transforms.products.reason_words import (
     ACTIONS,
     CATEGORY_LABELS,
+    FOUND_ACTION,
+    FOUND_REASONS,
     HELD_ACTIONS,
     REASONS,
     STATUS_LABELS,
@@ -26,16 +31,87 @@ HELD_SECTIONS = {"held_lines": "Lines to correct before a decision", "doubtful_l
                  "agency": "The Department is completing its records"}
 
 
-def explain_reasons(reasons: str | None, *, held: dict | None = None) -> list[dict]:
+def explain_reasons(reasons: str | None, *, held: dict | None = None, found: dict[str, str] | None = None,
+                    cap_cents: int | None = None, first: str | None = None, fell: dict[str, str] | None = None
+                    ) -> list[dict]:
     """``"A;B"`` -> [{code, label, words, citation, action}] (unknown codes are listed as such, never
     dropped). ``held``: the sections of a held application's notice (``HELD_SECTIONS`` keys -> their
-    rows): its remedies are the held ones (the next run decides it from corrected files)."""
+    rows): its remedies are the held ones (the next run decides it from corrected files). ``found``:
+    code -> the heading of the audit finding in force that gave it (above the reasons): explained as
+    that finding, with a hearing as its remedy (no payroll remedy). ``cap_cents``: the cap the
+    decision was made under (the run's ``--cap`` or the statute's), stated with ``CAP_EXHAUSTED``;
+    ``first``: the employer's first application of the tax year, named by ``DUPLICATE_APPLICATION``;
+    ``fell``: employee id -> how its rate fell (``rates_fell``), named by ``WAGE_REDUCTION``."""
     out = []
-    for code in [r for r in (reasons or "").split(";") if r]:
+    codes = [r for r in (reasons or "").split(";") if r]
+    if found and "NO_CREDIT_DUE" in codes:  # a finding took every employee (I-16's default): said as the finding
+        codes = [c for c in codes if c != "NO_CREDIT_DUE"] + [c for c in found if c in FOUND_REASONS and c not in codes]
+    for code in codes:
         words, cite = REASONS.get(code, (f"Reason code {code}.", ""))
         action = held_action(code, held) if held is not None else ACTIONS.get(code, "")
+        if code == "WAGE_REDUCTION" and fell:
+            words = wage_words(fell)
+        if found and code in found and code in FOUND_REASONS:
+            words, cite = FOUND_REASONS[code]
+            words, action = f"{words} (See \u201c{found[code]}\u201d above.)", FOUND_ACTION
+        words = words.replace("{cap}", f" ({_dollars(cap_cents)} per calendar year)" if cap_cents is not None else "")
+        words = words.replace("{first}", f" (application {first})" if first else "")
         out.append({"code": code, "label": labelled(code), "words": words, "citation": cite, "action": action})
     return out
+
+
+def _dollars(cents: int) -> str:
+    """A cap in dollars: whole dollars without cents (``$10,000,000``), else to the cent."""
+    return f"${cents // 100:,}" if cents % 100 == 0 else money(cents)
+
+
+def rates_fell(employee_years: pl.DataFrame) -> dict[str, dict[str, str]]:
+    """application id -> {employee id: how its average hourly rate fell ("from $20.00 in 2022 to
+    $19.57 in 2023")}: the certified employees whose rate fell, of the applications with
+    ``WAGE_REDUCTION`` (spec section 5; ``rules.wage_reduction``). Empty where the frame does not
+    hold the quantities (a finding's notice: the finding is the reason, not the payroll)."""
+    from transforms.rules.wage_reduction import PAIRS, fell, rate
+
+    need = {"W_pp", "H_pp", "W_p", "H_p", "W_t", "H_t", "certified", "p_start", "pp_start"}
+    if not need <= set(employee_years.columns):
+        return {}
+    emp = employee_years.filter(pl.col("reasons").fill_null("").str.contains("WAGE_REDUCTION")
+                                & pl.col("certified").fill_null(False))
+    if emp.height == 0:
+        return {}
+    got = emp.select("application_id", "employee_id", "tax_year", pl.col("pp_start").dt.year().alias("pp"),
+                     pl.col("p_start").dt.year().alias("p"),
+                     *[fell(a, b).fill_null(False).alias(f"{a}>{b}") for a, b in PAIRS],
+                     *[rate(y).alias(f"rate_{y}") for y in ("pp", "p", "t")])
+    out: dict[str, dict[str, str]] = {}
+    for e in got.iter_rows(named=True):
+        year = {"pp": e["pp"], "p": e["p"], "t": e["tax_year"]}
+        said = [f"from {_rate(e[f'rate_{a}'])} in {year[a]} to {_rate(e[f'rate_{b}'])} in {year[b]}"
+                for a, b in PAIRS if e[f"{a}>{b}"]]
+        if said:
+            out.setdefault(e["application_id"], {})[e["employee_id"]] = " and ".join(said)
+    return out
+
+
+def _rate(dollars: float) -> str:
+    """An hourly rate to the cent, half up."""
+    return f"${Decimal(repr(dollars)).quantize(Decimal('0.01'), ROUND_HALF_UP):,.2f}"
+
+
+def wage_words(fell: dict[str, str]) -> str:
+    """WAGE_REDUCTION's words naming the employees whose rate fell, with both rates."""
+    who = ("employee " + next(f"{e} fell {how}" for e, how in fell.items()) if len(fell) == 1 else
+           "employees " + "; ".join(f"{e} fell {how}" for e, how in sorted(fell.items())))
+    return (f"The average hourly rate (wages / hours) of {who}: by more than half a cent from one year to the next. "
+            "No credit is allowed to an employer that reduced the wages of an employee with an impairment: no "
+            "employee of this application counts for the year, whatever their own rates.")
+
+
+def wage_label(employee_id: str, fell: dict[str, str]) -> str:
+    """WAGE_REDUCTION beside an employee line: whose rate fell and how, or that it was another's."""
+    if employee_id in fell:
+        return f"Wages reduced {fell[employee_id]} (WAGE_REDUCTION)"
+    return "Another employee's wages reduced (WAGE_REDUCTION)"
 
 
 def held_action(code: str, sections: dict) -> str:
@@ -114,7 +190,7 @@ def first_lines(rows: list[dict], per_file: int, see: str) -> list[dict]:
     return out
 
 
-def rejects_text(held: bool, rejects: list[dict], known: bool) -> str:
+def rejects_text(held: bool, rejects: list[dict], known: bool, confirmed: bool = False) -> str:
     """What a notice says of the employer's other rejected lines. A held notice never says nothing
     was rejected (the lines that hold it are listed above); a decided one says the decision does
     not rest on the lines and that a corrected file does not change it by itself."""
@@ -127,6 +203,8 @@ def rejects_text(held: bool, rejects: list[dict], known: bool) -> str:
                 "them. A corrected file does not change this decision by itself: if a line concerns an employee this "
                 "application claims, write to the Department at the address at the end of this notice, naming this "
                 "application.")
+    if confirmed:  # a release confirmed lines that held it (listed above): nothing else was left out
+        return "No other line of your submission was left out."
     return ("None of your submitted rows were rejected." if known
             else "Rejected rows are not attributed to employers in this run; see the run's rejects.csv.")
 
@@ -151,6 +229,7 @@ def pdf_record(n: dict) -> dict:
         "held_lines": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["fix"])] for r in n["held_lines"]],
         "doubtful_lines": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["fix"])]
                            for r in n["doubtful_lines"]],
+        "confirmed": [[text(r["file"]), text(r["line"]), text(r["column"]), text(r["fix"])] for r in n["confirmed"]],
         "declared": [[text(r["employee_id"]), text(r["figure"]), text(r["declared"]), text(r["read"]), text(r["difference"]),
                       f"{text(r['file'])} line {text(r['line'])}"] for r in n["declared"]],
     }

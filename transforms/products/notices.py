@@ -44,7 +44,9 @@ from transforms.products.notice_record import (
     first_lines,
     other_rejects,
     pdf_record,
+    rates_fell,
     rejects_text,
+    wage_label,
 )
 from transforms.products.pdf import text
 from transforms.products.reason_words import REASONS, STATUS_WORDS, labelled
@@ -113,7 +115,9 @@ def _members_of(members: pl.DataFrame | None) -> dict[str, list[list[str]]]:
     return out
 
 
-def _employee_lines(employee_years: pl.DataFrame) -> dict[str, list[dict]]:
+def _employee_lines(employee_years: pl.DataFrame, fell: dict[str, dict[str, str]]) -> dict[str, list[dict]]:
+    """application id -> its employee lines; ``WAGE_REDUCTION`` beside each says whose rate fell
+    (``fell``: ``rates_fell``)."""
     emp_cols = ["employee_id", "wage_category", "hours_prior", "hours_current", "part1_cents", "part2_cents",
                 "credit_cents", "status", "reasons"]
     netted = pl.col("netted_lines") if "netted_lines" in employee_years.columns else pl.lit(None, dtype=pl.String)
@@ -122,7 +126,11 @@ def _employee_lines(employee_years: pl.DataFrame) -> dict[str, list[dict]]:
     by_app: dict[str, list[dict]] = {}
     for e in emp.iter_rows(named=True):
         app = e.pop("application_id")
-        by_app.setdefault(app, []).append(employee_line({**e, "reason_list": list(_reasons_cached(e["reasons"]))}))
+        line = employee_line({**e, "reason_list": list(_reasons_cached(e["reasons"]))})
+        if app in fell and "WAGE_REDUCTION" in (e["reasons"] or ""):
+            line["reasons_label"] = "; ".join(wage_label(e["employee_id"], fell[app]) if c == "WAGE_REDUCTION"
+                                              else labelled(c) for c in e["reasons"].split(";") if c)
+        by_app.setdefault(app, []).append(line)
     return by_app
 
 
@@ -151,6 +159,28 @@ def _held_by_source(held: pl.DataFrame | None) -> dict[str, dict[str, list[dict]
     return out
 
 
+def _first_applications(awards: pl.DataFrame) -> dict[str, str]:
+    """application id -> the employer's first application of the same tax year (received first, then
+    the lower id), for those whose reasons say ``DUPLICATE_APPLICATION`` and whose first one is
+    among ``awards`` (a group member's first application, not the applicant's, is not named)."""
+    dup = awards.filter(pl.col("reasons").fill_null("").str.contains("DUPLICATE_APPLICATION"))
+    if dup.height == 0:
+        return {}
+    first = awards.sort("received_at", "application_id").group_by("employer_id", "tax_year", maintain_order=True).agg(
+        pl.col("application_id").first().alias("__first"))
+    got = dup.join(first, on=["employer_id", "tax_year"], how="inner").filter(pl.col("__first") != pl.col("application_id"))
+    return dict(got.select("application_id", "__first").iter_rows())
+
+
+def _confirmed_line(r: dict) -> dict:
+    """A line a release confirmed as its notice lists it: a doubtful line with what looked wrong, a
+    declared total with both figures (the payroll as read decides)."""
+    if r.get("figure"):
+        return {**r, "column": r["employee_id"], "fix": f"{r['figure']}: declared {r['declared']}, read {r['read']}; "
+                                                          "decided on the payroll as read"}
+    return r
+
+
 def _figure(figure: str, value: float) -> str:
     """A declared or read figure as the notice prints it: hours to 2 decimals, money in dollars."""
     return f"{value:,.2f} h" if "hours" in figure else f"${value:,.2f}"
@@ -173,6 +203,8 @@ def write_notices(
     named_by: dict[str, str] | None = None,
     findings: dict[str, list[dict]] | None = None,
     finding_notice: str = "",
+    caps: dict[int, int] | None = None,
+    confirmed: pl.DataFrame | None = None,
     helper=None,
     lines_per_file: int = NOTICE_LINES_PER_FILE,
 ) -> list[Path]:
@@ -184,14 +216,19 @@ def write_notices(
     employees by their printed names (no employee id: said in the notice); ``findings``: application
     id -> the audit findings that concern it (``finding_documents.finding_block``); ``finding_notice``:
     ``finding`` or ``withdrawal``, the notices of that event itself, titled so, without the run's
-    rejected rows. ``lines_per_file``: the lines of each file a notice lists (in each of its lists),
-    then how many more and the employer's rejects file (``notice_record.first_lines``). With ``pdf_jobs``, the PDF of them all (``notices/notices.pdf``) and one per notice
+    rejected rows; ``caps``: approval year -> the cap (cents) its decisions were made under, stated
+    by the reason ``CAP_EXHAUSTED`` (``ledger.caps``); ``lines_per_file``: the lines of each file a
+    notice lists (in each of its lists), then how many more and the employer's rejects file
+    (``notice_record.first_lines``). With ``pdf_jobs``, the PDF of them all (``notices/notices.pdf``) and one per notice
     (``notices/<application_id>.pdf``) are appended as a job for the caller."""
-    by_app = _employee_lines(employee_years)
+    fell = rates_fell(employee_years)
+    by_app = _employee_lines(employee_years, fell)
     rejects_known = rejects is not None and "employer_id" in rejects.columns
     rejects_of = _rejects_by_employer(rejects)
     held_of = _held_by_source(held)
+    confirmed_of = {app: [r for rows in parts.values() for r in rows] for app, parts in _held_by_source(confirmed).items()}
     certs, members_of, agency = _certificates(history, awards), _members_of(members), load_agency()
+    firsts = _first_applications(awards)
     head = letterhead(agency)
     pages = []
     names = file_names(awards.get_column("application_id").to_list(), "the notices of applications")
@@ -204,6 +241,8 @@ def write_notices(
                        address=(addresses or {}).get(a["application_id"]), members=members_of.get(a["application_id"], []),
                        named_by=(named_by or {}).get(a["employer_id"], ""),
                        findings=(findings or {}).get(a["application_id"], []), finding_notice=finding_notice,
+                       cap_cents=(caps or {}).get(int(a["approval_year"])), first=firsts.get(a["application_id"]),
+                       fell=fell.get(a["application_id"]), confirmed=confirmed_of.get(a["application_id"], []),
                        lines_per_file=lines_per_file)
         pages.append((Path(staging_dir) / "notices" / f"{names[a['application_id']]}.html", {"n": ctx}))
     if pdf_jobs is not None and pages:
@@ -217,7 +256,9 @@ def write_notices(
 
 def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_parts: dict, rejects: list[dict],
              rejects_known: bool, *, run_id: str, address: str | None, members: list, named_by: str, findings: list[dict],
-             finding_notice: str, lines_per_file: int = NOTICE_LINES_PER_FILE) -> dict:
+             finding_notice: str, cap_cents: int | None = None, first: str | None = None,
+             fell: dict[str, str] | None = None, confirmed: list[dict] | None = None,
+             lines_per_file: int = NOTICE_LINES_PER_FILE) -> dict:
     """One notice's fields (``notice.html.j2``, and ``pdf_record`` for the PDF)."""
     held = a["status"] == "HELD"
     start = a.get("period_start") or dt.date(int(a["tax_year"]), 1, 1)
@@ -225,10 +266,12 @@ def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_pa
     period = tax_period(agency, a["tax_type"], start, end)
     parts = {k: held_parts.get(k, []) for k in HELD_PARTS}
     emp_codes = sorted({r["code"] for ln in lines for r in ln["reason_list"]})
+    found = {f["code"]: f["title"] for f in findings if f.get("active")}  # codes an audit finding in force gave
     opening = STATUS_WORDS.get(a["status"], a["status"])
     if finding_notice and findings:  # the notice of an audit finding opens with what happened
         opening = findings[0]["opening"]
-    shown = other_rejects(rejects, parts["held_lines"] + parts["doubtful_lines"]) if not finding_notice else []
+    confirmed = [_confirmed_line(r) for r in confirmed or []]
+    shown = other_rejects(rejects, parts["held_lines"] + parts["doubtful_lines"] + confirmed) if not finding_notice else []
     see = rejects_file(a["employer_id"])  # the rest of a long list (``first_lines``)
     shown = first_lines(shown, lines_per_file, see)
     parts |= {k: first_lines(parts[k], lines_per_file, see) for k in ("held_lines", "doubtful_lines")}
@@ -239,10 +282,12 @@ def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_pa
         "tax_type": text(a["tax_type"]), "tax_year": str(a["tax_year"]), "approval_year": str(a["approval_year"]),
         "status": a["status"], "status_label": labelled(a["status"]), "opening": opening,
         "requested": money(a["requested_cents"]), "awarded": money(a["awarded_cents"]),
-        "reason_list": explain_reasons(a["reasons"], held=parts if held else None),
-        "employee_reason_list": explain_reasons(";".join(emp_codes)),
+        "reason_list": explain_reasons(a["reasons"], held=parts if held else None, found=found, cap_cents=cap_cents,
+                                       first=first, fell=fell),
+        "employee_reason_list": explain_reasons(";".join(emp_codes), found=found, fell=fell),
         "lines": lines, "netted": [ln for ln in lines if ln["netted_lines"]], "members": members,
-        "rejects": shown, "rejects_text": rejects_text(held, shown, rejects_known),
+        "rejects": shown, "rejects_text": rejects_text(held, shown, rejects_known, bool(confirmed)),
+        "confirmed": confirmed,
         **{k: v for k, v in parts.items() if k != "agency"},
         "agency": [agency_sentence(fein(a["employer_id"]), period["period_word"], period["period"])
                    for _ in parts["agency"][:1]],

@@ -15,7 +15,8 @@ REASONS: dict[str, tuple[str, str]] = {
         "N.J.S.A. 34:11-56a40(e)",
     ),
     "DUPLICATE_APPLICATION": (
-        "The employer already filed an earlier application for the same tax year; only the first one is considered.",
+        "The employer already filed an earlier application for the same tax year{first}; only the first one is "
+        "considered.",
         "N.J.S.A. 34:11-56a40(b)",
     ),
     "WAGE_REDUCTION": (
@@ -82,7 +83,7 @@ REASONS: dict[str, tuple[str, str]] = {
         "N.J.S.A. 34:11-56a40(d)(1)",
     ),
     "CAP_EXHAUSTED": (
-        "The annual limit of approvals ($10,000,000 per calendar year) was reached; the application received part "
+        "The annual limit of approvals{cap} was reached; the application received part "
         "of its request or none, and a waitlisted application is considered first in the next approval year.",
         "N.J.S.A. 34:11-56a40(g)",
     ),
@@ -146,6 +147,24 @@ HELD_ACTIONS: dict[str, str] = {
     "INPUT_REJECTED": "Correct the lines listed above and send the files again under the same names: the next run "
                       "decides the application like a new one, with no need to ask for anything.",
 }
+
+# code -> its words when an audit finding gave it (spec section 9a), not the payroll: a finding is
+# explained as a finding, and its remedy is a hearing, never a corrected payroll
+FOUND_REASONS: dict[str, tuple[str, str]] = {
+    "WAGE_REDUCTION": (
+        "Found on audit: the Commissioner determined that the employer reduced the wages it paid to an employee with "
+        "an impairment to be eligible for the credit in a later year. The employer is not eligible for the credit for "
+        "the tax year(s) the finding names, whatever the payroll shows.",
+        "N.J.S.A. 34:11-56a40(f)",
+    ),
+    "MISCLASSIFIED": (
+        "Found on audit: the Department found that the employee is not an employee with an impairment as the "
+        "application represented; the employee-year counts nothing and the credit certified for it is taken back.",
+        "N.J.S.A. 34:11-56a39; 34:11-56a40(e)",
+    ),
+}
+FOUND_ACTION = (f"If you disagree with the finding, {HEARING}. A finding withdrawn on appeal is decided again as before "
+                "it, within the approvals left in its approval year.")
 
 
 STATUS_WORDS = {

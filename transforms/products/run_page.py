@@ -18,6 +18,7 @@ from pathlib import Path
 import polars as pl
 
 from transforms.products._html import render, safe_filename
+from transforms.products.as_written import plain_message
 from transforms.products.letter import fein
 from transforms.products.reason_words import labelled, reasons_labelled
 
@@ -65,11 +66,13 @@ def _count(files: list[str], names: list[str]) -> str:
     return f"{docs:,} {word}{'' if docs == 1 else 's'}, each linked from its application above; {len(files):,} files"
 
 
-def application_rows(files: set[str], awards: pl.DataFrame, certificates: dict[str, str]) -> list[list]:
+def application_rows(files: set[str], awards: pl.DataFrame, certificates: dict[str, str],
+                     audit: dict[str, str] | None = None) -> list[list]:
     """One row per application for the page's table: id, employer, FEIN, tax, county, status,
-    requested and awarded (cents), reasons, notice (html, pdf), certificate (html, pdf); a PDF
-    linked when ``files`` (the run's, relative to its folder) holds it."""
-    rows = []
+    requested and awarded (cents), reasons (with what an audit finding in force did to it,
+    ``audit``), notice (html, pdf), certificate (html, pdf); a PDF linked when ``files`` (the
+    run's, relative to its folder) holds it."""
+    rows, audit = [], audit or {}
     for a in awards.sort("application_id").iter_rows(named=True):
         app = a["application_id"]
         notice = f"notices/{safe_filename(app)}"
@@ -77,7 +80,8 @@ def application_rows(files: set[str], awards: pl.DataFrame, certificates: dict[s
         cert_base = f"certificates/{safe_filename(cert)}" if cert else None
         rows.append([
             app, a["employer_name"] or "", a["employer_id"], a["tax_type"] or "", a.get("county") or "", a["status"],
-            int(a["requested_cents"]), int(a["awarded_cents"]), reasons_labelled(a["reasons"]),
+            int(a["requested_cents"]), int(a["awarded_cents"]),
+            "; ".join(x for x in (reasons_labelled(a["reasons"]), audit.get(app, "")) if x),
             f"{notice}.html", f"{notice}.pdf" if f"{notice}.pdf" in files else "",
             f"{cert_base}.html" if cert_base else "", f"{cert_base}.pdf" if f"{cert_base}.pdf" in files else "",
             labelled(a["status"]),
@@ -101,11 +105,13 @@ HELD_NEXT = {"agency": "add the employer's UI/DI rates to employer_rates.csv: th
 def _held_line(r: dict) -> str:
     """One reason a held application is held, short: its file and line, or its figure, or the gap."""
     if r["source"] == "agency":
-        return "no UI/DI rates in employer_rates.csv for a rate year its tax period needs"
+        years = r.get("rate_years") or "a rate year"
+        return f"no UI/DI rates in employer_rates.csv for {years}, which its tax period needs"
     if r["source"] == "declared_totals":
         return f"{r['employee_id']} {r['figure']}: declared {r['declared']:,.2f}, read {r['read']:,.2f}"
     where = f"{r['file']}:{r['line']} {r['columns'] or ''}".strip() if r["line"] is not None else f"{r['file']} (every line)"
-    return f"{where}: {r['messages']}" if r.get("messages") else where
+    cols = [c for c in (r["columns"] or "").split(";") if c]
+    return f"{where}: {plain_message(cols[0] if len(cols) == 1 else None, r['messages'])}" if r.get("messages") else where
 
 
 def held_rows(held: pl.DataFrame | None, awards: pl.DataFrame | None) -> tuple[list[dict], list[dict]]:
@@ -142,7 +148,8 @@ def rejects_rows(rejects: pl.DataFrame | None, awards: pl.DataFrame | None, limi
     for emp, lines, files in per.sort("lines", "employer_id", descending=[True, False], nulls_last=True).head(limit).iter_rows():
         mine = rejects.filter(pl.col("employer_id").is_null() if emp is None else pl.col("employer_id") == emp)
         problems = [f"{r['file']}:{r['line'] if r['line'] is not None else 'whole file'} {r['column'] or ''}: "
-                    f"{r['message']}".replace(" :", ":") for r in mine.sort("file", "line").head(3).iter_rows(named=True)]
+                    f"{plain_message(r['column'], r['message'])}".replace(" :", ":")
+                    for r in mine.sort("file", "line").head(3).iter_rows(named=True)]
         out.append({"employer": names.get(emp, "") if emp else "(employer id not readable)",
                     "fein": fein(emp) if emp else ", ".join(files), "lines": lines, "problems": problems,
                     "more": max(0, mine.height - 3), "href": rejects_file(emp)})
@@ -156,9 +163,12 @@ def _script_json(value) -> str:
 
 def write_run_page(staging_dir: Path, summary, *, decided_at: str, awards: pl.DataFrame | None = None,
                    certificates: dict[str, str] | None = None, held: pl.DataFrame | None = None,
-                   rejects: pl.DataFrame | None = None, freed: dict | None = None) -> Path:
+                   rejects: pl.DataFrame | None = None, freed: dict | None = None, input_files: list | None = None,
+                   audit: dict[str, str] | None = None) -> Path:
     """``index.html`` of the run (see the module); ``freed``: the cap audit findings freed
-    (``finding_documents.freed_cap``)."""
+    (``finding_documents.freed_cap``); ``input_files``: the ingest's record of each file
+    (``report.FileRecord``), its lines counted beside those read, rejected and passed over;
+    ``audit``: application id -> what findings did to it (``finding_documents.audit_notes``)."""
     from markupsafe import Markup
 
     from transforms.outputs import _walk_files
@@ -166,7 +176,7 @@ def write_run_page(staging_dir: Path, summary, *, decided_at: str, awards: pl.Da
     staging_dir = Path(staging_dir)
     root = len(str(staging_dir)) + 1
     files = sorted(str(p)[root:] for p in _walk_files(staging_dir))
-    rows = application_rows(set(files), awards, certificates or {}) if awards is not None else []
+    rows = application_rows(set(files), awards, certificates or {}, audit) if awards is not None else []
     used = max(0.0, summary.cap - summary.cap_left)
     held_agency, held_employer = held_rows(held, awards)
     by_employer = rejects_rows(rejects, awards)
@@ -174,6 +184,7 @@ def write_run_page(staging_dir: Path, summary, *, decided_at: str, awards: pl.Da
     return render("index.html.j2", staging_dir / "index.html", r=summary, decided_at=decided_at,
                   changes=getattr(summary, "changes", []), groups=_file_groups(files), charts=charts,
                   cap_used=used, cap_share=min(1.0, used / summary.cap) if summary.cap else 0.0,
+                  input_files=[f for f in input_files or [] if f.lines is not None],
                   held_agency=held_agency, held_employer=held_employer, rejects_by_employer=by_employer, apps_json=Markup(_script_json(rows)), n_apps=len(rows), freed=freed,
                   explain=f"impcredit explain --tax-year {summary.tax_year} --employer EMPLOYER --employee EMPLOYEE "
                           "--out .")

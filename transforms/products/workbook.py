@@ -33,14 +33,16 @@ def _text_cell(s: str) -> str:
 
 
 def _cells(frame: pl.DataFrame) -> pl.Series:
-    """Each row's ``<row>`` element: text as inline strings, numbers as values (floats styled
-    with two decimals), an empty cell for a null."""
+    """Each row's ``<row>`` element: text as inline strings, numbers as values (floats rounded
+    to two decimals and styled so), an empty cell for a null."""
     exprs = []
     for name, dtype in frame.schema.items():
         col = pl.col(name)
         if dtype.is_numeric() and dtype != pl.Boolean:
-            style = ' s="2"' if dtype.is_float() else ""
-            cell = pl.format(f"<c{style}><v>{{}}</v></c>", col.cast(pl.String))
+            # a float (money, hours) is the number of its two decimals, as the CSV files print it:
+            # cents / 100 in Polars can land one bit off (559.9300000000001), and Excel keeps it
+            style, value = (' s="2"', col.round(2)) if dtype.is_float() else ("", col)
+            cell = pl.format(f"<c{style}><v>{{}}</v></c>", value.cast(pl.String))
         else:
             text = col.cast(pl.String).str.replace_all(XML_INVALID_POLARS, "\ufffd").str.replace_all(
                 "&", "&amp;", literal=True).str.replace_all(

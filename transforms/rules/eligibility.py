@@ -57,11 +57,11 @@ def certified_claims(claims: pl.DataFrame, certifications: pl.LazyFrame) -> pl.D
     return hits.with_columns(pl.lit(True).alias("certified"))
 
 
-def missing_rates(apps: pl.DataFrame, paying: pl.DataFrame, rates: pl.LazyFrame) -> pl.DataFrame:
-    """``application_id, missing_rates``: the applicant (whatever its hours) or a member of its
-    group that pays a claimed person on days of T lacks UI/DI rates for a rate year T needs (the
-    one starting July 1 before each January-June part of T, and July 1 of each year whose
-    July-December part T touches)."""
+def lacking_rates(apps: pl.DataFrame, paying: pl.DataFrame, rates: pl.LazyFrame) -> pl.DataFrame:
+    """``application_id, member_id, rate_year_start``: each rate year T needs (the one starting
+    July 1 before each January-June part of T, and July 1 of each year whose July-December part T
+    touches) for which the applicant (whatever its hours) or a member of its group that pays a
+    claimed person on days of T has no UI/DI rates (spec section 5: the agency's gap, named)."""
     halves = apps.select("application_id", "employer_id", "T_start", "T_end").with_columns(
         pl.int_ranges(pl.col("T_start").dt.year(), pl.col("T_end").dt.year() + 1).alias("__year")
     ).explode("__year").with_columns(pl.lit([1, 2]).alias("__half")).explode("__half")
@@ -78,7 +78,12 @@ def missing_rates(apps: pl.DataFrame, paying: pl.DataFrame, rates: pl.LazyFrame)
     ]).unique()
     want = needed.select("application_id", "rate_year_start").join(payers, on="application_id", how="inner")
     have = rates.select(pl.col("employer_id").alias("member_id"), "rate_year_start").unique().collect()
-    lacking = want.join(have, on=["member_id", "rate_year_start"], how="anti").select("application_id").unique()
+    return want.join(have, on=["member_id", "rate_year_start"], how="anti").select(
+        "application_id", "member_id", "rate_year_start").unique().sort("application_id", "rate_year_start", "member_id")
+
+
+def missing_rates(apps: pl.DataFrame, lacking: pl.DataFrame) -> pl.DataFrame:
+    """``application_id, missing_rates``: the application lacks rates ``lacking_rates`` names."""
     return apps.select("application_id").with_columns(
         pl.col("application_id").is_in(lacking.get_column("application_id").implode()).alias("missing_rates"))
 

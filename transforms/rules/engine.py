@@ -34,7 +34,7 @@ from transforms.rules.applications import (
 from transforms.rules.credit import credit
 from transforms.rules.declared import reconcile
 from transforms.rules.effective_date import EFFECTIVE_DATE, effective_day_pay
-from transforms.rules.eligibility import certified_claims, eligibility, missing_rates
+from transforms.rules.eligibility import certified_claims, eligibility, lacking_rates, missing_rates
 from transforms.rules.payroll_taxes import modelled_prior_taxes, rate_year_start, required_taxes
 from transforms.rules.projection import projected_rows
 from transforms.rules.quantities import prior_minimum_wage, quantities
@@ -83,6 +83,8 @@ class CreditResult:
     # declared; ``declared.RECONCILIATION_SCHEMA``)
     reconciliation: pl.DataFrame | None = None
     reconcile_s: float = 0.0  # what the comparison cost (the bench reports it: spec section 1's price)
+    # application_id, member_id, rate_year_start: the rate years the agency's table lacks (held.csv names them)
+    lacking_rates: pl.DataFrame | None = None
 
 
 EMPLOYEE_COLUMNS = [
@@ -152,7 +154,8 @@ def compute_credits(
     qty = quantities(per).join(
         member_table.group_by("__claim").agg(exact_sum(pl.col("RT_m")).alias("RT_t")), on="__claim", how="left")
     paying = per.filter(pl.col("in_T") & (pl.col("hours") != 0)).select("application_id", "member_id").unique()
-    app_flags = missing_rates(apps_t, paying, inputs.employer_rates).join(
+    lacking = lacking_rates(apps_t, paying, inputs.employer_rates)
+    app_flags = missing_rates(apps_t, lacking).join(
         apps_t.select("application_id", "is_duplicate"), on="application_id", how="left").join(
         adjustment(apps_t, years), on="application_id", how="left")
     emp = (
@@ -179,7 +182,7 @@ def compute_credits(
     totals = application_totals(apps_t, emp, _application_reasons(app_flags, emp), declared_differ=differ)
     return CreditResult(emp, totals, yp, members_out, waiting,
                         claims.select("application_id", "roster_employer_id", "employee_id", "ssn"),
-                        members_all.select("application_id", "member_id").unique(), recon, reconcile_s)
+                        members_all.select("application_id", "member_id").unique(), recon, reconcile_s, lacking)
 
 
 def _applications(inputs: CreditInputs, t: int, as_of: dt.date, rules: RuleSettings,

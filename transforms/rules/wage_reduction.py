@@ -14,14 +14,21 @@ import polars as pl
 
 from transforms.rules.rounding import RATE_EPS, round2
 
+PAIRS = (("pp", "p"), ("p", "t"))  # the consecutive years compared
+
+
+def rate(year: str) -> pl.Expr:
+    """The average hourly rate of a year (``pp``, ``p``, ``t``): wages / hours, unrounded."""
+    return pl.col(f"W_{year}") / pl.col(f"H_{year}")
+
+
+def fell(a: str, b: str) -> pl.Expr:
+    """Whether the rate fell by more than $0.005 from year ``a`` to year ``b``, both with hours."""
+    has = {y: round2(pl.col(f"H_{y}")) > 0 for y in (a, b)}
+    return has[a] & has[b] & (rate(a) - rate(b) > 0.005 + RATE_EPS)
+
 
 def wage_reduction() -> pl.Expr:
     """Whether this employee-year shows the reduction (``any`` over the application makes it the
     application's reason)."""
-    rate = {y: pl.col(f"W_{y}") / pl.col(f"H_{y}") for y in ("pp", "p", "t")}
-    has = {y: round2(pl.col(f"H_{y}")) > 0 for y in ("pp", "p", "t")}
-
-    def fell(a: str, b: str) -> pl.Expr:
-        return has[a] & has[b] & (rate[a] - rate[b] > 0.005 + RATE_EPS)
-
     return pl.col("certified") & (fell("pp", "p") | fell("p", "t"))

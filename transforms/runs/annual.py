@@ -34,13 +34,14 @@ from transforms.outputs import (
 )
 from transforms.reference.parameters import Parameters
 from transforms.rules.engine import CreditInputs, CreditResult, compute_credits, employee_output
-from transforms.runs.holding import holds, reconciliation_counts
+from transforms.runs.holding import agency_only, holds, reconciliation_counts
 from transforms.runs.inputs import (
     NothingToDecide,
     RunError,
     RunInputs,
     SubmissionIncomplete,
     check_complete,
+    check_dated,
     check_files_read,
     check_tax_year,
     first_tax_year,
@@ -129,7 +130,7 @@ def apply_findings(ctx: RunContext, con) -> None:
     ctx.computed_years = employee_years_of(ctx.result)
     ctx.findings = audit.read_findings(con)
     ctx.result.employees, ctx.result.applications = audit.apply(ctx.result.employees, ctx.result.applications,
-                                                                ctx.findings)
+                                                                ctx.findings, ctx.settings.rules.finding_reasons)
 
 
 def decide(ctx: RunContext, con, *, fresh: bool = False) -> Decisions:
@@ -230,7 +231,8 @@ def write_changes(ctx: RunContext, con, staging: PendingOutputs, decisions: Deci
     employee_years = ctx.computed_years if ctx.computed_years is not None else employee_years_of(ctx.result)
     changed = since_last_run(con, kind=ctx.kind, tax_year=ctx.tax_year, files=ctx.staged.files,
                              employee_years=employee_years, request_differs=decisions.request_differs,
-                             reopened=decisions.reopened, groups=memberships(ctx.staged.frames.get("control_groups")))
+                             reopened=decisions.reopened, groups=memberships(ctx.staged.frames.get("control_groups")),
+                             decided=decisions.new.filter(pl.col("kind") == "decision"))
     write_csv(changed.frame(), staging.path("changes.csv"))
     summary.changes, summary.changes_counts = changed.lines(), changed.counts()
     summary.inputs_changed = changed.inputs_changed
@@ -250,7 +252,7 @@ def addresses(applications, ids: list[str]) -> dict[str, str]:
 def write_run_products(ctx: RunContext, con, staging: PendingOutputs, decisions: Decisions, summary: RunSummary) -> None:
     """The award file, certificates, notices, reports, awards.xlsx and index.html."""
     from transforms.products import write_index, write_products
-    from transforms.products.finding_documents import freed_cap
+    from transforms.products.finding_documents import audit_notes, freed_cap
     from transforms.products.good_faith import write_good_faith
     from transforms.products.workbook import write_workbook
 
@@ -264,7 +266,7 @@ def write_run_products(ctx: RunContext, con, staging: PendingOutputs, decisions:
             rejects=staged.rejects, run_id=ctx.run_id, tax_year=ctx.tax_year, approval_year=ctx.as_of.year,
             cap_cents=decisions.cap_cents, history=history, held=ctx.held, members=result.members,
             addresses=addresses(staged.frames["applications"], ids), named_by=named_by(ctx.workdir, staged.frames["payroll"], staged.collect, staged.layouts),
-            findings=ctx.findings, params=ctx.params, freed=freed, options=ctx.documents,
+            findings=ctx.findings, params=ctx.params, freed=freed, options=ctx.documents, confirmed=ctx.confirmed,
         )
         made += write_good_faith(staging.dir, con, ctx.workdir, ctx.tax_year, decisions.awards, ctx.findings or [],
                                  ctx.params)
@@ -277,14 +279,16 @@ def write_run_products(ctx: RunContext, con, staging: PendingOutputs, decisions:
         manifest = json.loads(staging.path("manifest.json").read_text())
         write_json({**manifest, "documents": documents}, staging.path("manifest.json"))
         write_index(staging.dir, summary, decided_at=nj_time(ledger.now_utc()), awards=decisions.awards, history=history,
-                    held=ctx.held, rejects=staged.rejects, freed=freed)
+                    held=ctx.held, rejects=staged.rejects, freed=freed,
+                    input_files=getattr(staged.report, "files", None),
+                    audit=audit_notes(con, ctx.findings, decisions.awards, ctx.params) if ctx.findings else None)
         s.say(f"{len(made) + 2:,} files (award file, certificates, notices, reports, awards.xlsx, index.html)")
 
 
 def commit(ctx: RunContext, con, decisions: Decisions, summary: RunSummary, employee_years: pl.DataFrame) -> None:
     """The run's ledger rows in one transaction (the cap checked inside it)."""
     record = run_record(summary, started_at=ctx.started_at, settings=ctx.settings, params=ctx.params,
-                        staged=ctx.staged, quarter=ctx.quarter, invoked_at=ctx.invoked_at)
+                        staged=ctx.staged, quarter=ctx.quarter, invoked_at=ctx.invoked_at, agency_held=agency_only(ctx.held))
     failpoints.hit("outputs_written")
     released = [a for a in acts.pending_releases(con) if a in set(decisions.new.get_column("application_id").to_list())]
     confirmed = None
@@ -336,6 +340,7 @@ __all__ = [
     "RunError",
     "SubmissionIncomplete",
     "check_complete",
+    "check_dated",
     "check_files_read",
     "check_tax_year",
     "code_version",

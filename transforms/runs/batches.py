@@ -87,4 +87,4 @@ def merge_results(parts: list[CreditResult]) -> CreditResult:
     return CreditResult(emp, apps, year, cat("members"), sum(p.waiting for p in parts), cat("claims"),
                         cat("group_members"), None if recon is None else recon.sort(
                             "application_id", "roster_employer_id", "employee_id", "figure"),
-                        max(p.reconcile_s for p in parts))
+                        max(p.reconcile_s for p in parts), cat("lacking_rates"))

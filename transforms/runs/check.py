@@ -65,6 +65,8 @@ class FileCheck:
     status: str  # accepted | partial | rejected | duplicate (ingest's FileRecord)
     message: str
     read: bool  # False: the file was rejected whole (no layout reads it, not text, not part of the layout)
+    lines: int | None = None  # its physical lines: read (accepted) + rejected + passed over (spec section 1)
+    passed_over: int | None = None  # lines that are no row: a header, a title, a totals line, a blank
 
 
 @dataclass(frozen=True)
@@ -255,7 +257,7 @@ def _files(report) -> list[FileCheck]:
         return f.status == "rejected" and any(w == f.file or w.startswith(f"{f.file}[") for w in whole)
 
     return [FileCheck(f.file, f.dataset, f.profile, f.rows_read, f.rows_accepted, f.rows_rejected, f.status, f.message,
-                      read=not rejected_whole(f)) for f in report.files]
+                      read=not rejected_whole(f), lines=f.lines, passed_over=f.passed_over) for f in report.files]
 
 
 def _rejects(rejects: pl.DataFrame) -> list[RejectedLine]:

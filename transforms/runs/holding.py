@@ -4,7 +4,9 @@ A decision must rest on a reading the run can prove. An application is held when
 rejected line could touch it (not read, or read but doubtful: ``transforms.award.held``), when the
 employer's declared totals differ from what was read (``transforms.rules.declared``), or when the
 agency's own data lacks the employer's rates; an analyst's release decides it as it stands, and the
-doubtful lines and differing totals it then takes as read are kept in the ledger (confirmed).
+doubtful lines and differing totals it then takes as read are kept in the ledger (confirmed). A
+release never decides the agency's gap: one held by it alone is refused (``agency_only``, recorded
+with the run), and a released application the gap also holds stays held by it alone.
 """
 
 from __future__ import annotations
@@ -43,11 +45,24 @@ def holds(result: CreditResult, staged: RunInputs, released: list[str],
     by_lines = held_applications(result.applications.select("application_id", "employer_id"), members, claims,
                                  identities, lines, staged.named)
     apps = hold(result.applications, by_lines, released=released)
-    every = pl.concat([agency_holds(apps), by_file(by_lines, staged.named), declared_holds(result.reconciliation)])
+    every = pl.concat([agency_holds(apps, result.lacking_rates), by_file(by_lines, staged.named),
+                       declared_holds(result.reconciliation)])
     was_released = pl.col("application_id").is_in(released)
-    held = every.filter(~was_released).sort(
+    # a released application the agency's gap holds stays held by it alone (spec section 7)
+    held = every.filter(~was_released | (pl.col("source") == "agency")).sort(
         pl.col("source").replace_strict(list(SOURCES), list(range(len(SOURCES)))), "application_id", "file", "line")
     return apps, held, every.filter(was_released & pl.col("source").is_in(["doubtful", "declared_totals"]))
+
+
+def agency_only(held: pl.DataFrame | None) -> dict[str, str]:
+    """application id -> the rate years missing (``award.held.rate_years``), for each application
+    held by the agency's gap alone: a release cannot decide it (spec section 7)."""
+    if held is None or not held.height:
+        return {}
+    per = held.group_by("application_id").agg((pl.col("source") == "agency").all().alias("__only"),
+                                              pl.col("rate_years").drop_nulls().first())
+    return dict(per.filter(pl.col("__only")).sort("application_id").select(
+        "application_id", pl.col("rate_years").fill_null("a rate year its tax period needs")).iter_rows())
 
 
 def reconciliation_counts(recon: pl.DataFrame | None, awards: pl.DataFrame) -> dict[str, int]:

@@ -1,6 +1,6 @@
 """The inputs of a run: the submission staged through ingest into the lake, and the checks that
 stop a run before it decides anything (an incomplete submission, a file that could not be read,
-a tax year without applications or before the program).
+a tax year without applications or before the program, a decision dated after today).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import polars as pl
 
 from transforms import failpoints, schema
 from transforms.ingest.executors import Executor
-from transforms.ingest.store.standing_rejects import STANDING_SCHEMA
+from transforms.ingest.store.standing_rejects import STANDING_SCHEMA, as_rejects
 from transforms.ingest.validate.identity import resolve as resolve_identities
 from transforms.options import IngestOptions
 from transforms.outputs import sha256_file, write_csv
@@ -55,7 +55,8 @@ def check_complete(input_dir: Path, workdir: Path | None = None, cluster=None) -
         from transforms.ingest import tasks
         from transforms.ingest.executors import run_on_worker
 
-        problems = run_on_worker(cluster, tasks.incomplete, Path(input_dir), [workdir] if workdir else [])
+        problems = run_on_worker(cluster, tasks.incomplete, Path(input_dir), [workdir] if workdir else [],
+                                 what="the submission was checked")
     else:
         problems = incomplete(input_dir, exclude=[workdir] if workdir else None)
     if problems:
@@ -148,7 +149,7 @@ class RunInputs:
             return plan.collect()
         from transforms.ingest.executors import run_on_worker
 
-        return run_on_worker(self.cluster, _collect, plan)
+        return run_on_worker(self.cluster, _collect, plan, what="the payroll was read")
 
     @property
     def lake_sha256(self) -> str | None:
@@ -245,7 +246,12 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: boo
     frames["payroll"] = ids.payroll
     failpoints.hit("staged")
     hashed = {f.file: f.sha256 for f in report.files}
-    staged = RunInputs(frames, pl.concat([report.rejects, ids.rejects]), input_file_records(input_dir, hashed),
+    # the lines that stand rejected in files this run did not read again are reported too (issue 44)
+    rejects = pl.concat([report.rejects, ids.rejects])
+    anew = {f.sha256 for f in report.files if f.status != "duplicate"}
+    if (standing_only := as_rejects(workdir, standing, rejects, anew)).height:
+        rejects = pl.concat([rejects, standing_only.select(rejects.columns)]).sort("file", "line", maintain_order=True)
+    staged = RunInputs(frames, rejects, input_file_records(input_dir, hashed),
                           key.source, key.key_id, report, docs_dir, pl.concat([standing, ids.lines]), named)
     staged.unclaimed_without_ssn = ids.unclaimed_without_ssn
     staged.cluster, staged.layouts = cluster, layouts
@@ -327,6 +333,16 @@ def holdings(staged: RunInputs, as_of: dt.date) -> str:
 def first_tax_year(params: Parameters) -> int:
     """The first tax year of the credit (program.first_tax_year, an open-ended constant)."""
     return int(params.value("program.first_tax_year", dt.date(9999, 12, 31)))
+
+
+def check_dated(as_of: dt.date, today: dt.date, *, option: str = "--as-of", run: str = "a run that decides",
+                note: str = "") -> None:
+    """Spec section 7: a run that decides (annual, a rerun; quarterly estimates) is dated on or
+    before the day it runs. ``today``: New Jersey's date, given by the caller (``flows.settings.today``).
+    ``RunError`` naming ``option`` when ``as_of`` is after it; a what-if may look ahead."""
+    if as_of > today:
+        raise RunError(f"{option} {as_of}{note} is after today ({today}, New Jersey time): {run} is dated on or before "
+                       "the day it runs; give today's date or an earlier one (impcredit whatif may look ahead)")
 
 
 def check_tax_year(applications: pl.LazyFrame | pl.DataFrame, tax_year: int, as_of: dt.date, first_year: int, *,

@@ -1,5 +1,5 @@
-"""Quarterly estimates (spec section 9): projected credits, installment shares, cap pressure and
-the variance against the annual run. Plain functions; the Prefect flow is ``flows/quarterly.py``.
+"""Quarterly estimates (spec section 9): projected credits, installment shares and cap pressure
+(the variance against the annual run: ``runs/variance.py``). Plain functions; the Prefect flow is ``flows/quarterly.py``.
 
 A quarterly run allocates nothing: it records a run of kind ``quarterly`` (with its quarter) in
 the ledger's ``runs`` table, no decisions, and keeps its per-application projections in
@@ -28,6 +28,7 @@ from transforms.rules.rounding import round2
 from transforms.runs import annual as steps
 from transforms.runs.inputs import holdings
 from transforms.runs.record import summary_json
+from transforms.runs.variance import variance
 from transforms.settings import Settings
 
 QUARTER_ENDS = {1: (3, 31), 2: (6, 30), 3: (9, 30), 4: (12, 31)}
@@ -52,6 +53,18 @@ def latest_completed_quarter(on: dt.date) -> tuple[int, int]:
         if quarter_end(on.year, q) <= on:
             return on.year, q
     return on.year - 1, 4
+
+
+def estimate_folder(root: Path, tax_year: int, quarter: int, as_of: dt.date) -> Path:
+    """A quarterly run's own folder under ``root``: ``<tax year>/q<q>-as-of-<date>``. Never an
+    earlier run's: when that folder holds a published run (its ``manifest.json``), the next run of
+    the same quarter and date writes ``...-2``, ``...-3``."""
+    base = root / str(tax_year) / f"q{quarter}-as-of-{as_of.isoformat()}"
+    path, n = base, 1
+    while (path / "manifest.json").exists():
+        n += 1
+        path = base.with_name(f"{base.name}-{n}")
+    return path
 
 
 def _split_reasons(s: str) -> list[str]:
@@ -248,68 +261,3 @@ def run_quarterly(ctx: steps.RunContext) -> QuarterlySummary:
     summary.out_dir = str(out_dir)
     summary.workdir = str(workdir)
     return summary
-
-
-def quarterly_projections(con, workdir: Path, tax_year: int) -> dict[int, pl.DataFrame]:
-    """The latest quarterly run of each quarter of a tax year: quarter -> (application_id,
-    employer_id, projected_cents)."""
-    rows = con.sql(
-        """SELECT quarter, run_id FROM (
-               SELECT quarter, run_id, row_number() OVER (PARTITION BY quarter ORDER BY committed_at DESC, run_id DESC) AS n
-               FROM runs WHERE kind = 'quarterly' AND tax_year = $t AND quarter IS NOT NULL)
-           WHERE n = 1 ORDER BY quarter""",
-        params={"t": tax_year},
-    ).fetchall()
-    out = {}
-    for q, run_id in rows:
-        path = workdir / "estimates" / f"{run_id}.parquet"
-        if path.exists():
-            out[int(q)] = pl.read_parquet(path)
-    return out
-
-
-def final_credits(con, tax_year: int) -> pl.DataFrame:
-    """Each application's final credit of a tax year (the computed credit its annual run
-    requested) and award, from the ledger's latest decision per application."""
-    return ledger.current_decisions(con).filter(pl.col("tax_year") == tax_year).select(
-        "application_id", "employer_id", "requested_cents", "awarded_cents", "status").sort("application_id")
-
-
-def variance(con, workdir: Path, tax_year: int) -> pl.DataFrame | None:
-    """variance.csv: per application/employer, the final credit against each quarter's
-    projection (``projected_qN``, ``variance_qN`` = final - projected). None before the annual run."""
-    if ledger.last_run(con, "annual", tax_year) is None:
-        return None
-    final = final_credits(con, tax_year)
-    proj = quarterly_projections(con, workdir, tax_year)
-    out = final.select(
-        "application_id", "employer_id", pl.lit(tax_year, pl.Int32).alias("tax_year"),
-        (pl.col("requested_cents") / 100).alias("final_credit"), (pl.col("awarded_cents") / 100).alias("awarded"),
-        pl.col("status").alias("final_status"),
-    )
-    for q, frame in sorted(proj.items()):
-        f = frame.select("application_id", (pl.col("projected_cents") / 100).alias(f"projected_q{q}"))
-        out = out.join(f, on="application_id", how="full", coalesce=True)
-    # Applications projected but never decided: employer from the projections.
-    if proj:
-        emp_map = pl.concat([f.select("application_id", "employer_id") for f in proj.values()]).unique("application_id")
-        out = out.join(emp_map.rename({"employer_id": "__e"}), on="application_id", how="left").with_columns(
-            pl.coalesce("employer_id", "__e").alias("employer_id"), pl.lit(tax_year, pl.Int32).alias("tax_year")
-        ).drop("__e")
-    for q in sorted(proj):  # no projection (or no final credit): no variance, an empty cell, never 0.00
-        out = out.with_columns((pl.col("final_credit") - pl.col(f"projected_q{q}")).round(2).alias(f"variance_q{q}"))
-    return out.sort("application_id")
-
-
-def variance_report(workdir: Path, out_dir: Path, tax_year: int) -> Path | None:
-    path = workdir / "impcredit.duckdb"
-    if not path.exists():
-        return None
-    con = ledger.connect(path, read_only=True)
-    try:
-        var = variance(con, workdir, tax_year)
-    finally:
-        con.close()
-    if var is None:
-        return None
-    return write_csv(var, out_dir / "variance.csv")

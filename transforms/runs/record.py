@@ -160,7 +160,10 @@ def nj_time(utc: dt.datetime) -> str:
 
 
 def run_record(summary: RunSummary, *, started_at: dt.datetime, settings: Settings, params: Parameters,
-               staged: RunInputs, quarter: int | None = None, invoked_at: float | None = None) -> dict:
+               staged: RunInputs, quarter: int | None = None, invoked_at: float | None = None,
+               agency_held: dict[str, str] | None = None) -> dict:
+    """The run's row of the ledger's ``runs``; ``agency_held``: the applications held by the
+    agency's gap alone, with the rate years missing (``holding.agency_only``: a release of one is refused)."""
     return {
         "run_id": summary.run_id,
         "kind": summary.kind,
@@ -176,16 +179,19 @@ def run_record(summary: RunSummary, *, started_at: dt.datetime, settings: Settin
         "status": "completed with rejections" if summary.rejected_rows else "completed",
         "started_at": started_at,
         "committed_at": ledger.now_utc(),
-        "summary_json": summary_json(summary, staged, invoked_at),
+        "summary_json": summary_json(summary, staged, invoked_at, agency_held),
     }
 
 
-def summary_json(summary, staged: RunInputs, invoked_at: float | None = None) -> str:
+def summary_json(summary, staged: RunInputs, invoked_at: float | None = None,
+                 agency_held: dict[str, str] | None = None) -> str:
     """A run record's ``summary_json``: the summary (its outputs aside), the lake's digest, the wall
-    time the user waited and the control groups' memberships (what the next run compares)."""
+    time the user waited, the control groups' memberships (what the next run compares) and the
+    applications held by the agency's gap alone (what a release may not decide)."""
     return json.dumps({**{k: v for k, v in summary.to_dict().items() if k != "outputs"},
                        "lake_sha256": staged.lake_sha256, "wall_seconds": waited_seconds(invoked_at),
-                       "control_groups": memberships(staged.frames.get("control_groups"))}, sort_keys=True, default=str)
+                       "control_groups": memberships(staged.frames.get("control_groups")),
+                       **({} if agency_held is None else {"agency_held": agency_held})}, sort_keys=True, default=str)
 
 
 def run_manifest(summary: RunSummary, settings: Settings, params: Parameters, staged: RunInputs, data_docs) -> dict:

@@ -29,8 +29,10 @@ from transforms.ingest.read.cast.canonical import (
     stage_table,
 )
 from transforms.ingest.read.files import context as ctx
+from transforms.ingest.read.files import fixed_width as fw
 from transforms.ingest.read.files import header_first as simple
 from transforms.ingest.read.files import line_limits as ll
+from transforms.ingest.read.files import quotes
 from transforms.ingest.read.files import readers as rd
 from transforms.ingest.read.files import sheets as shp
 from transforms.ingest.read.files import submission as sub
@@ -95,6 +97,12 @@ def _read_text(dataset: str, path: Path, rel: str, key: HashKey, context: FileCo
     cands = _candidates(dataset, "csv", context, ext, layouts)
     if not cands:
         return [], Problem("unknown_layout", f"no {dataset} layout is a {ext} file"), [], notes
+    fixed = [p for p in cands if p.fixed_width is not None]  # a file printed in columns: cut by position
+    if fixed and (cut := fw.find(fixed, data)) is not None:
+        return _read_fixed(dataset, cut, rel, key, context, notes)
+    cands = [p for p in cands if p.fixed_width is None]
+    if not cands:
+        return [], Problem("unknown_layout", f"no {dataset} layout reads the file: {fw.not_found(fixed)}"), [], notes
     turned = [p for p in cands if p.transposed is not None]  # read from every line, once nothing else reads the file
     cands = [p for p in cands if p.transposed is None]
     first, _ = simple.first_line_layout(cands, data) if cands else (None, None)
@@ -108,17 +116,32 @@ def _read_text(dataset: str, path: Path, rel: str, key: HashKey, context: FileCo
         return [], found, [], notes
     text, head, hit, enc, delim = found
     notes += [f"read as {enc}"] if enc not in ("utf-8", "utf-8-sig") else []
+    text, open_lines = quotes.open_quotes(text, delim, head[hit.index][1])  # passed over below, rejected here
     if hit.match.profile.shaped:  # a report: its lines walked as one frame where that gives the same
         width = max(len(cells) for _, cells in head)
-        frame = rf.frame_of(text, delim, width, data if enc in ("utf-8", "utf-8-sig") else None)
+        frame = rf.frame_of(text, delim, width, data if enc in ("utf-8", "utf-8-sig") and not open_lines else None)
         if frame is not None and frame.height > hit.index and frame["__line"][hit.index] == head[hit.index][0]:
             got = rf.walk(frame, hit, head, rel, None, delim)
             if got is not None:
                 (table, m), shape = got
                 unread = _unread_above(head, hit, shape, None, delim)
                 staged, problem, bad, notes = _finish_shaped(dataset, table, m, shape, rel, key, context, notes)
-                return staged, problem, bad + unread, notes
-    return _stage_records(dataset, rd.delimited_records(text, delim), hit, rel, key, context, notes, delimiter=delim)
+                return _with_unread(staged, open_lines, rel), problem, bad + unread, notes
+    staged, problem, bad, notes = _stage_records(dataset, rd.delimited_records(text, delim), hit, rel, key, context, notes,
+                                                 delimiter=delim)
+    return _with_unread(staged, open_lines, rel), problem, bad, notes
+
+
+def _read_fixed(dataset: str, cut: fw.Cut, rel: str, key: HashKey, context: FileContext | None, notes: list[str]):
+    """A fixed-width file's records (``fixed_width.cut``) read as a report's; a row whose cuts split
+    a value is rejected."""
+    notes += [f"read as {cut.encoding}"] if cut.encoding not in ("utf-8", "utf-8-sig") else []
+    notes += [f"{cut.continued} continued line(s)"] if cut.continued else []
+    notes += [f"{cut.page_headers} page header line(s)"] if cut.page_headers else []
+    staged, problem, bad, notes = _stage_records(dataset, cut.records, cut.found, rel, key, context, notes)
+    for st in staged:
+        st.structural += fw.split_errors(cut.splits, set(st.staged.get_column("__line").to_list()), rel)
+    return staged, problem, bad, notes
 
 
 def _read_header_first(dataset: str, data: bytes, first: tuple[hd.Match, str], rel: str, key: HashKey,
@@ -140,7 +163,19 @@ def _read_header_first(dataset: str, data: bytes, first: tuple[hd.Match, str], r
         short, full = pb.no_match(dataset, hd.Nearest(0, table.header_line, m))
         return [], Problem("unknown_layout", short, detail=full), [], notes
     notes += simple.table_notes(table, enc, m)
-    return _finish_table(dataset, table, m, rel, key, context, notes, sh.Shape())
+    staged, problem, bad, notes = _finish_table(dataset, table, m, rel, key, context, notes, sh.Shape())
+    return _with_unread(staged, table.unread, rel), problem, bad, notes
+
+
+def _with_unread(staged: list[StagedTable], unread: dict[int, tuple[str, list[str]]], rel: str) -> list[StagedTable]:
+    """The lines a quote left open would carry into one cell (``quotes.unread_lines``) as lines of
+    the first table that are not read: rejected one by one (``open_quote``), named by line."""
+    if unread and staged:
+        st = staged[0]
+        for line, (message, cells) in sorted(unread.items()):
+            st.ragged.append((line, cells))
+            st.structural.append(CellError(rel, line, None, None, "open_quote", message))
+    return staged
 
 
 def _candidates(dataset: str, fmt: str, context: FileContext | None, ext: str | None = None,

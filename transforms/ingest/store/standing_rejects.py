@@ -84,6 +84,55 @@ def standing_rejects(workdir: Path) -> pl.DataFrame:
     return out.sort("file", "line")
 
 
+def as_rejects(workdir: Path, standing: pl.DataFrame, fresh: pl.DataFrame, read_anew: set[str]) -> pl.DataFrame:
+    """The standing lines of the files this run did not read anew (``read_anew``: the sha256 of
+    those it did; ``fresh``: their rejects, never repeated), as rejected cells (``report.REJECT_SCHEMA``): a rerun that did not read a file again still reports
+    the lines of it that stand rejected and hold applications (rejects.csv, rejects/, the page).
+    One row per rejected column (its message and the value as the quarantine kept it, masked),
+    or one row for the line when its columns and messages do not pair."""
+    import json
+
+    from transforms.ingest.report import REJECT_SCHEMA
+    from transforms.ingest.validate.masking import short
+
+    seen = set(fresh.select("file", "line").iter_rows()) if fresh.height else set()
+    left = [r for r in standing.iter_rows(named=True)
+            if r["file_sha256"] not in read_anew and (r["file"], r["line"]) not in seen]
+    cells_of = _cells(workdir, {r["file_sha256"] for r in left if r["file_sha256"]})
+    rows = []
+    for r in left:
+        columns = [c for c in (r["columns"] or "").split(";") if c]
+        messages = [m for m in (r["messages"] or "").split(" | ") if m]
+        rules = [x for x in (r["rules"] or "").split(";") if x]
+        kept = cells_of.get((r["file_sha256"], r["source_sheet"], r["line"]))
+        cells = json.loads(kept) if kept else {}
+        if columns and len(columns) == len(messages):
+            pairs = list(zip(columns, messages, strict=True))
+        else:
+            pairs = [(";".join(columns) or None, " | ".join(messages))]
+        for column, message in pairs:
+            rows.append({"file": r["file"], "line": r["line"], "column": column,
+                         "value": short(cells.get(column)) if column else None,
+                         "rule": rules[0] if len(rules) == 1 else ";".join(rules) or None, "message": message,
+                         "employer_id": r["employer_id"]})
+    return pl.DataFrame(rows, schema=REJECT_SCHEMA) if rows else pl.DataFrame(schema=REJECT_SCHEMA)
+
+
+def _cells(workdir: Path, shas: set[str]) -> dict[tuple, str]:
+    """(file sha256, sheet, line) -> the cells the quarantine kept of the line (masked), for ``shas``."""
+    if not shas:
+        return {}
+    lake = lake_dir(workdir)
+    files = load_manifest(lake).get("files", {})
+    out: dict[tuple, str] = {}
+    for sha in shas:
+        q = (files.get(sha) or {}).get("quarantine")
+        if q and (lake / q).exists():
+            part = storage.read_parquet(lake / q, columns=["source_sheet", "source_line", "cells"])
+            out.update({(sha, sheet, line): cells for sheet, line, cells in part.iter_rows()})
+    return out
+
+
 def standing_problems(workdir: Path) -> list[dict]:
     """The standing files that were rejected whole (``problem``: unknown layout, wrong types,
     not text ...), with their manifest entries: nothing may be decided while one stands."""

@@ -3,8 +3,11 @@
 
 - every dataset: an exact copy of a whole line (every value equal, the check or line id and any
   other column of the file included) is a file sent twice: the later copy is rejected, pointing
-  at the first (``duplicate_row``). Payroll rows of one employee that merely cover the same days
-  (an off-cycle or bonus check, a manual check, a correction, one line per earnings code) add;
+  at the first (``duplicate_row``). Values, not how they are written: typed fields as typed, a
+  check id of digits without its leading zeros, the other cells as ``cell_values.compared``
+  reads them (a file saved again by a spreadsheet is still a copy). Payroll rows of one employee
+  that merely cover the same days (an off-cycle or bonus check, a manual check, a correction, one
+  line per earnings code) add;
 - other datasets: a key given more than once with different values (``duplicate_key``);
 - payroll of a line-per-code export: the code lines of one check are summed into one canonical
   row (``aggregate_lines``), every line kept for rejects and ``explain``;
@@ -23,6 +26,7 @@ import numpy as np
 import polars as pl
 
 from transforms import schema
+from transforms.ingest.read.cast.cell_values import check_value
 
 CROSS_SCHEMA = {"__order": pl.Int64, "rule": pl.String, "column": pl.String, "message": pl.String}
 ORDER_BASE = 10_000_000_000  # __order = file index * ORDER_BASE + line
@@ -36,7 +40,7 @@ UNIQUE_KEYS = {
     "estimate_requests": ["request_id"],
 }
 # columns a staged line carries beside its schema (transforms.ingest.read.cast.canonical): the code, its hours and
-# amount cells and what it counts as (long layouts), a hash of the cells no field maps
+# amount cells and what it counts as (long layouts), a hash of the values of the cells no field maps
 LINE_EXTRAS = ("__code", "__counts", "__hours_cell", "__amount", "__extra", "__ssn_given")
 NET_EPS = 1e-6  # dollars or hours: a net of exactly zero summed in floating point is not negative
 # plausible hourly rate of a pay period (catches hours and wages swapped, a lost decimal point)
@@ -55,7 +59,9 @@ def cross_row_rejects(dataset: str, rows: pl.DataFrame) -> pl.DataFrame:
     if rows.height == 0:
         return pl.DataFrame(schema=CROSS_SCHEMA)
     values = [c for c in rows.columns if c not in schema.LINEAGE and c != "__order"]
-    if dataset == "payroll":
+    if dataset == "payroll":  # a check id by its value (``000123`` saved again as ``123``)
+        if "check_id" in rows.columns:
+            rows = rows.with_columns(check_value(pl.col("check_id")))
         return _payroll_duplicates(rows, values)
     dup = _exact_duplicates(rows, values)
     rest = rows.sort("__order").filter(pl.struct(values).is_first_distinct())
@@ -70,7 +76,11 @@ def cross_row_rejects(dataset: str, rows: pl.DataFrame) -> pl.DataFrame:
 def _exact_duplicates(rows: pl.DataFrame, values: list[str]) -> pl.DataFrame:
     """Every later copy of a row (same values), pointing at the first copy (in ``__order``)."""
     rows = rows.sort("__order")
-    where = pl.format("line {} of {}", pl.col("source_line"), pl.col("source_file"))
+    file = pl.col("source_file")
+    if "source_sheet" in rows.columns:  # a workbook's line is a sheet's: file[sheet]
+        file = pl.when(pl.col("source_sheet").is_null()).then(file).otherwise(
+            pl.format("{}[{}]", file, pl.col("source_sheet")))
+    where = pl.format("line {} of {}", pl.col("source_line"), file)
     first = rows.with_columns(where.first().over(values, mapping_strategy="group_to_rows").alias("__first"))
     return first.filter(~pl.struct(values).is_first_distinct()).select(
         "__order", pl.lit("duplicate_row").alias("rule"), pl.lit(None, dtype=pl.String).alias("column"),

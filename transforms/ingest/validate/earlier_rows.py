@@ -9,6 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
+from transforms.ingest.read.cast.cell_values import check_value
 from transforms.ingest.store.lake import scan_lake
 from transforms.ingest.validate import cross_rows as xrows
 from transforms.pii import HashKey, hash_ssn_column, normalize_ssn_expr
@@ -21,17 +22,21 @@ def resent(rows: pl.DataFrame, workdir: Path, lake: Path | None = None) -> pl.Da
     """``duplicate_row`` rejects of the canonical payroll rows that exactly copy a row the lake
     already holds from another file (spec section 1: a file sent twice, in whatever run the copy
     arrives): every value equal, the check id, pay date and the fields from outside the rows
-    included. A corrected file at the same path superseded its earlier version before this."""
+    included, each by its value as the lake keeps it typed (a number, a date; a check id of digits
+    without its leading zeros), so a copy saved again by a spreadsheet is still a copy. The lake
+    keeps no cell that no field maps: against it those cells are not compared. A corrected file at
+    the same path superseded its earlier version before this."""
     if rows.height == 0:
         return pl.DataFrame(schema=xrows.CROSS_SCHEMA)
     key = xrows.RESENT_KEY
+    check = check_value(pl.col("check_id"))  # the lake keeps the id as written: compared by value on both sides
     earlier = scan_lake(workdir, "payroll", employer_ids=rows.get_column("employer_id").unique().to_list(), lake=lake).select(
-        *key, "source_file", "source_line").collect()
+        *key, "source_file", "source_line").with_columns(check).collect()
     if earlier.height == 0:
         return pl.DataFrame(schema=xrows.CROSS_SCHEMA)
     first = earlier.unique(key, keep="first", maintain_order=True)
-    hits = rows.select("__order", *key).with_columns(pl.col(c).cast(first.schema[c]) for c in key).join(
-        first, on=key, how="inner", nulls_equal=True)
+    hits = rows.select("__order", *key).with_columns(pl.col(c).cast(first.schema[c]) for c in key).with_columns(
+        check).join(first, on=key, how="inner", nulls_equal=True)
     return hits.select(
         "__order", pl.lit("duplicate_row").alias("rule"), pl.lit(None, dtype=pl.String).alias("column"),
         pl.format("exact duplicate of line {} of {} (sent in an earlier run)", "source_line", "source_file").alias("message"),

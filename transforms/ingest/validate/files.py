@@ -52,14 +52,41 @@ class FileScope:
                 acc[i] += v
 
 
-def held(passed: pl.DataFrame, index: int) -> pl.DataFrame:
-    """Rows that passed, as held until the whole run is validated: ``__order`` for ``__line``,
-    and the long repeated strings (a 64-character hash per row, the file name) as categoricals,
-    4 bytes a row instead of about 80 (0.8 GB at 10M rows)."""
+SHEET_BASE = 10_000_000  # a workbook's sheets: __order = file index * ORDER_BASE + sheet * SHEET_BASE + line
+
+
+def held(passed: pl.DataFrame, index: int, sheet: int = 0) -> pl.DataFrame:
+    """Rows that passed, as held until the whole run is validated: ``__order`` for ``__line``
+    (``sheet``: the table's place among a workbook's sheets, from 1, so that the same line of two
+    sheets is two rows), and the long repeated strings (a 64-character hash per row, the file
+    name) as categoricals, 4 bytes a row instead of about 80 (0.8 GB at 10M rows)."""
     return passed.drop("__line").with_columns(
-        (pl.lit(index, dtype=pl.Int64) * ORDER_BASE + pl.col("source_line")).alias("__order"),
+        (pl.lit(index * ORDER_BASE + sheet * SHEET_BASE, dtype=pl.Int64) + pl.col("source_line")).alias("__order"),
         *[pl.col(c).cast(pl.Categorical) for c in COMPACT if c in passed.columns],
     )
+
+
+# a cell that names a totals line (``TOTAL``, ``Grand total``, ``Totals:``): the line is one problem, not one per cell
+_TOTALS = re.compile(r"(?i)^\s*(grand\s+|sub-?\s*)?totals?\b")
+TOTALS_MESSAGE = "a totals line: remove it (the credit is computed from the lines themselves)"
+
+
+def _totals_said_once(pending: list[tuple], bad: dict[int, list[str]], text: pl.DataFrame, lines: list[int]) -> None:
+    """The rejects of a failed line (``lines``) one of whose cells (``text``) says it is a totals
+    line (``_TOTALS``), said as one problem: that cell, rule ``totals_line``, "a totals line: remove it"."""
+    text_of = lookup(text, lines, [c for c in text.columns if c != "__line"]) if lines else {}
+    totals = {}
+    for line, row in text_of.items():
+        said = next(((c, v) for c, v in row.items() if isinstance(v, str) and _TOTALS.match(v)), None)
+        if said is not None:
+            totals[line] = said
+    if not totals:
+        return
+    kept = [p for p in pending if p[0] not in totals]
+    for line, (column, value) in sorted(totals.items()):
+        kept.append((line, column, "totals_line", TOTALS_MESSAGE, None if column == "ssn" else mask_value(value)))
+        bad[line] = ["totals_line"]
+    pending[:] = kept
 
 
 def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Path | None, engine: str = "polars",
@@ -95,9 +122,7 @@ def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Pat
     flush()
     struct_lines = [e.line for e in st.structural]
     ragged = dict(st.ragged)
-    for line, cells in ragged.items():
-        work.quarantine.append(dict(source_sheet=st.sheet, source_line=line, employer_id=sole, rules="field_count",
-                                    messages=f"{len(cells)} fields", cells=json.dumps([mask_value(c) for c in cells], ensure_ascii=False)))
+    _quarantine_ragged(work, st, ragged, sole)
 
     frame = st.staged.filter(~pl.col("__line").is_in(struct_lines)) if struct_lines else st.staged
     text = st.text.filter(~pl.col("__line").is_in(struct_lines)) if struct_lines else st.text
@@ -137,11 +162,37 @@ def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Pat
             value = None if f.column == "ssn" else mask_value(raw)
             pending.append((line, f.column, rule, message, value))
             bad.setdefault(line, []).append(rule)
+    _totals_said_once(pending, bad, text, failed_lines)
     flush()
     quarantine_rows(work, st, [ln for ln in struct_lines if ln not in ragged], {}, None)
     quarantine_rows(work, st, list(bad), bad, None)
     passed = frame.filter(~pl.col("__line").is_in(list(bad))) if bad else frame
-    work.passed.append(held(passed, work.index))
+    work.passed.append(held(passed, work.index, 0 if st.sheet is None else len(work.passed) + 1))
+
+
+def _quarantine_ragged(work: FileWork, st: StagedTable, ragged: dict, sole: str | None) -> None:
+    """The lines of the wrong width, and those a quote left open spans (``quotes.py``), quarantined."""
+    open_quote = {e.line: e.message for e in st.structural if e.rule == "open_quote"}
+    at = next((i for i, (_, f) in enumerate(st.columns) if f == "employer_id"), None)
+    given = work.context.get("employer_id") if work.context is not None else None
+    for line, cells in ragged.items():
+        rule, said = ("open_quote", open_quote[line]) if line in open_quote else ("field_count", f"{len(cells)} fields")
+        # a line a quote hid still names its employer in its text: one of the employers the file
+        # names, whose applications it holds (spec section 7), never a value read
+        named = _named_employer(cells, at) if rule == "open_quote" else None
+        mine = sole if named is None or named == sole else None  # another employer's line: whose is in doubt
+        work.quarantine.append(dict(source_sheet=st.sheet, source_line=line, employer_id=mine, rules=rule,
+                                    messages=said, cells=json.dumps([mask_value(c) for c in cells], ensure_ascii=False),
+                                    **({"printed_employer": named} if named and named != given else {})))
+
+
+def _named_employer(cells: list[str], at: int | None) -> str | None:
+    """The 9 digits of an employer id written in a line's ``at``-th cell (``12-3456789`` or
+    ``123456789``, quotes and blanks around it dropped), else None."""
+    if at is None or at >= len(cells):
+        return None
+    digits = cells[at].strip().strip('"').strip().replace("-", "")
+    return digits if len(digits) == 9 and digits.isdigit() else None
 
 
 def read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, docs_dir: Path | None, engine: str) -> None:

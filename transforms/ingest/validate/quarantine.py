@@ -35,6 +35,8 @@ class FileWork:
     layouts: tuple | None = None  # the payroll profiles in effect (profile_files.Layouts; None: the shipped ones)
     limits: Limits = field(default_factory=Limits)  # what one file may hold (a line's bytes, a sheet's XML)
     shape_lines: int = 0  # a report's preamble, totals, block, repeated-header and note lines
+    lines: int | None = None  # the file's physical lines (``submission.physical_lines``), counted where it is read
+    blank_lines: int = 0  # of them, lines that hold no cell
     notes: list[str] = field(default_factory=list)
     passed: list[pl.DataFrame] = field(default_factory=list)  # staged rows that passed the suite
     unread: str | None = None  # why no line of the file was read, said once (``file_employers.unread_reason``)

@@ -50,12 +50,14 @@ def quote_hits(hits: pl.DataFrame, by_index: dict[int, FileWork], paths: dict[in
     """Reject records and quarantine rows of ``cross_row_hits``, each file read again to quote its cells."""
     for (index,), grp in hits.group_by(["__file"], maintain_order=True):
         w = by_index[index]
-        tables, _, _, _ = read_tables(w.dataset, paths[index], w.rel, key, layouts=w.layouts, limits=w.limits)
+        # read as the first reading read it: with what the submission says of the file (its folder's
+        # employer, files.csv), without which a layout that takes a field from them reads no table
+        tables, _, _, _ = read_tables(w.dataset, paths[index], w.rel, key, w.context, layouts=w.layouts, limits=w.limits)
         for row in grp.iter_rows(named=True):
-            st = next((t for t in tables if t.sheet == row["source_sheet"]), tables[0])
-            header = st.headers.get(row["column"], row["column"]) if row["column"] else None
+            st = next((t for t in tables if t.sheet == row["source_sheet"]), tables[0] if tables else None)
+            header = (st.headers if st is not None else {}).get(row["column"], row["column"]) if row["column"] else None
             value = None
-            if row["column"] in st.text.columns:
+            if st is not None and row["column"] in st.text.columns:
                 value = lookup(st.text, [row["__line"]], [row["column"]]).get(row["__line"], {}).get(row["column"])
             w.rejects.append(dict(file=w.where(row["source_sheet"]), line=row["__line"], column=header, value=short(mask_value(value)),
                                   rule=row["rule"], message=row["message"], employer_id=row["employer_id"]))
@@ -89,7 +91,7 @@ def to_code_lines(xn: pl.DataFrame, code_lines: pl.DataFrame) -> pl.DataFrame:
     of a line-per-code export stands for them, the reject goes to each of them."""
     if xn.height == 0 or code_lines.height == 0:
         return xn
-    row_order = (pl.col("__order") // ORDER_BASE) * ORDER_BASE + pl.col("row_line")
+    row_order = pl.col("__order") - pl.col("source_line") + pl.col("row_line")  # the same file and sheet
     lines = code_lines.select(row_order.alias("__row"), "__order")
     expanded = xn.join(lines, left_on="__order", right_on="__row", how="left", suffix="_line").select(
         pl.coalesce("__order_line", "__order").alias("__order"), "rule", "column", "message")

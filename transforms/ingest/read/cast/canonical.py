@@ -138,8 +138,8 @@ def _submitted_text(dataset: str, c: Cells) -> tuple[pl.DataFrame, dict[str, str
 
 def _payroll_exprs(c: Cells) -> tuple[dict[str, pl.Expr], dict[str, pl.Expr], list[tuple[int, str]]]:
     """The staged payroll columns, the columns beside them for the cross-row rules (a long
-    layout's code and what it counts as; a hash of the unmapped cells) and the lines whose code
-    the profile does not know."""
+    layout's code and what it counts as; a hash of the values of the unmapped cells, as
+    ``cell_values.compared`` reads them) and the lines whose code the profile does not know."""
     profile, long = c.profile, c.profile.long
     exprs = {
         "employer_id": c.employer(), "employee_id": c.employee_id(),
@@ -178,8 +178,8 @@ def _payroll_exprs(c: Cells) -> tuple[dict[str, pl.Expr], dict[str, pl.Expr], li
                   "__amount": amount}
     unmatched = [f"c{pos}" for pos, h in enumerate(c.table.headers)
                  if pos not in c.match.columns.values() and str(h).strip()]
-    if unmatched:  # a line is a copy of another only when its other cells are equal too
-        extras["__extra"] = pl.concat_str([pl.col(k).fill_null("\x00") for k in unmatched], separator="\x1f").hash()
+    if unmatched:  # a line is a copy of another only when its other cells hold the same values too
+        extras["__extra"] = pl.concat_str([c.compared(k).fill_null("\x00") for k in unmatched], separator="\x1f").hash()
     return exprs, extras, unknown_codes
 
 

@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from transforms.ingest.read.cast.cell_values import compared
+from transforms.ingest.read.cast.durations import hours_minutes
 from transforms.ingest.read.cast.parsing import (
     date_expr,
     number_expr,
@@ -54,6 +56,9 @@ class Cells:
         col = self.field_col.get(name)
         if col is None:
             return number_expr(self.cell(name), self.profile.number)
+        if name in self.profile.units:  # hours and minutes (76:45), or a plain number of hours
+            return self._kept(("number", name), lambda: hours_minutes(self.table.frame.get_column(col),
+                                                                      self.profile.number))
         return self._kept(("number", name), lambda: numbers(self.table.frame.get_column(col), self.profile.number))
 
     def num(self, col: str) -> pl.Expr:
@@ -88,6 +93,12 @@ class Cells:
         if (given & own.is_null()).any():
             own = distinct.select(date_expr(pl.col("v"), self.profile.date_formats)).to_series()
         return cells.replace_strict(distinct.get_column("v"), own, default=None, return_dtype=pl.Date)
+
+    def compared(self, col: str) -> pl.Expr:
+        """The cells of the table's column ``col`` (``c<pos>``) as two lines are compared by them
+        (``cell_values.compared``: numbers as numbers, dates as dates, text trimmed)."""
+        return self._kept(("value", col), lambda: compared(self.table.frame.get_column(col), self.profile.date_formats,
+                                                           self.profile.number))
 
     def txt(self, col: str) -> pl.Expr:
         if col not in self.field_col:

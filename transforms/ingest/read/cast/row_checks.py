@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from transforms.ingest.read.cast import durations
+
 FREQUENCIES = ("weekly", "biweekly", "semimonthly", "monthly")
 
 MAX_CELL_CHARS = 10_000
@@ -78,6 +80,7 @@ def profile_errors(c, source_file: str, unknown_codes: list[tuple[int, str]],
                              f"code: {code!r} is not in the code table of profile '{profile.name}' ({known}); "
                              "the line is not counted until the profile lists it")
                    for line, code in unknown_codes]
+    errors += _hours_minutes(c, source_file, headers)
     if profile.period_from_pay_date is not None:
         rule = profile.period_from_pay_date
         name = rule.frequency or "pay_frequency"
@@ -89,4 +92,28 @@ def profile_errors(c, source_file: str, unknown_codes: list[tuple[int, str]],
                              f"pay_frequency: {value!r} is not a pay frequency of profile '{profile.name}' "
                              f"({', '.join(rule.frequencies or FREQUENCIES)}); the period cannot be derived")
                    for line, value in bad.iter_rows()]
+    return errors
+
+
+def _hours_minutes(c, source_file: str, headers: dict[str, str]) -> list[CellError]:
+    """Hours written as hours and minutes: under a ``units: h:mm`` field, minutes or seconds over
+    59 are a reject naming the column; under another hours field, the cell is a reject naming
+    hours and minutes and the key to write (``durations.hint``)."""
+    profile = c.profile
+    errors: list[CellError] = []
+    for f in profile.hours_fields:
+        if f not in c.field_col:
+            continue
+        col = f
+        headers.setdefault(col, c.header(f))  # the reject names the column by its header
+        cells = c.table.frame.select("__line", c.cell(f).alias("v"))
+        if f in profile.units:
+            errors += [CellError(source_file, line, col, value, "hours_minutes",
+                                 f"{col}: {value!r} has {what}: hours and minutes (H:MM) "
+                                 "take 0 to 59 minutes; the line is not read")
+                       for line, value, what in durations.out_of_range(cells, "v")]
+        else:
+            errors += [CellError(source_file, line, col, value, "hours_minutes",
+                                 f"{col}: {value!r} is {durations.hint(f, profile.name)}")
+                       for line, value in durations.written_so(cells, "v")]
     return errors

@@ -66,6 +66,9 @@ class Draft:
     notes: list[str] = field(default_factory=list)  # lines of one text cell below the header (report.notes)
     guessed: list[str] = field(default_factory=list)  # what the draft guessed (said at its foot)
     check: list[str] = field(default_factory=list)  # what the analyst should check
+    units: dict[str, str] = field(default_factory=dict)  # hours fields written as hours and minutes
+    fixed_width: list[str] | None = None  # printed in columns: cut at the heading (the continued columns)
+    extension: str = ""
 
 
 SUMMARY_NAMES = re.compile(r"summary|totals?\b|notes?\b|criteria|cover|instructions|read ?me", re.I)
@@ -89,7 +92,9 @@ class _Candidate:
                 len(self.reached) * min(self.rows, 3), len(self.reached), self.rows, not self.transposed)
 
 
-def _tables(path: Path) -> list[tuple[str | None, Records]]:
+def _tables(path: Path, words=None, d: dict | None = None) -> list[tuple[str | None, Records]]:
+    """The tables of a file as records: a workbook's sheets, a delimited text, or a text printed in
+    columns (its lines aligned under a heading line: ``fixed_width.aligned``, said in ``d``)."""
     if path.suffix.lower() in wbk.WORKBOOK_EXT:
         sheets = [(s.name, s.records) for s in wbk.read_workbook(path) if s.records]
         if not sheets:
@@ -97,8 +102,12 @@ def _tables(path: Path) -> list[tuple[str | None, Records]]:
         return sheets
     text, _ = rd.decode(path.read_bytes(), ["utf-8", "cp1252"])
     delims = [d for d in (",", ";", "\t", "|") if d in text[:20000]] or [","]
-    best = max(delims, key=lambda d: max((len(c) for _, c in rd.delimited_records(text, d, limit=60)), default=0))
-    return [(None, rd.delimited_records(text, best))]
+    best = max(delims, key=lambda x: max((len(c) for _, c in rd.delimited_records(text, x, limit=60)), default=0))
+    records = rd.delimited_records(text, best)
+    if words is not None and d is not None and (got := dl.printed(text, records, lambda c: _reached(words, c))):
+        d["fixed_width"] = got[1]
+        return [(None, got[0])]
+    return [(None, records)]
 
 
 def _reached(words, cells) -> frozenset[str]:
@@ -131,13 +140,15 @@ def draft_profile(path: Path, name: str | None = None, agency: Path | None = Non
     """The draft of ``path``'s layout (see the module's docstring); ``agency``: the agency's
     profiles folder, whose vocabulary.yaml adds words."""
     words = pfiles.vocabulary(agency).reader()  # the shipped words and the agency's (not its profiles: one may be the draft)
-    tables = _tables(path)
+    fixed: dict = {}
+    tables = _tables(path, words, fixed)
     cands = [c for sheet, records in tables if (c := _candidate(words, sheet, records)) is not None]
     if not cands:
         raise ValueError(f"{path}: no line among the first 60 names a payroll column (employee, hours, gross pay ...)")
     best = max(cands, key=lambda c: c.rank)
     d = Draft(name or _slug(path.stem), path.name, best.index, best.records[best.index][0], title_lines=best.index,
-              sheet=best.sheet, transposed=best.transposed, transposed_spec=best.spec)
+              sheet=best.sheet, transposed=best.transposed, transposed_spec=best.spec,
+              fixed_width=fixed.get("fixed_width"), extension=path.suffix.lower())
     alike = _choose_sheets(d, best, cands, [s for s, _ in tables]) if len(tables) > 1 else [best]
     header = [(c or "").strip() for c in best.records[best.index][1]]
     below = best.records[best.index + 1:best.index + 2001]
@@ -159,6 +170,8 @@ def draft_profile(path: Path, name: str | None = None, agency: Path | None = Non
     if not best.transposed:
         d.notes = dg.notes(best.records[best.index + 1:], {label for label, _, _ in [*d.totals, *d.blocks]}
                            | set(d.end), frozenset(alone))
+    if d.fixed_width is not None:
+        dl.rule_note(d, below)
     _say(d)
     return d
 
@@ -194,6 +207,8 @@ def _columns(d: Draft, words, header: list[str], values: list[list[str]]) -> Non
     Long because each column is tried as a field, a section's column, an employer tax, a kind of
     earnings, and kept out where its unit says otherwise, in the order a report prints them."""
     kinds = [dg.kind(v) for v in values]
+    clock = [dl.clock(v) for v in values]  # hours and minutes (44:30): figures of hours, read with units h:mm
+    kinds = ["figures" if c else k for k, c in zip(kinds, clock, strict=True)]
     secs = dg.sections(header, kinds)
     count = Counter(words.words(h) for h in header if h)
     taken: set[str] = set()
@@ -212,9 +227,12 @@ def _columns(d: Draft, words, header: list[str], values: list[list[str]]) -> Non
             alias = {"column": fg.letters(k)} if not d.transposed else {"column": k + 1}
         if f is None and unit == "money" and kinds[k] == "figures":
             f = dg.earning(words, own if not secs[k] else f"{own}")
-        if f is None or f in taken:
+        if f is None or f in taken or (clock[k] and f not in ("hours", "regular_hours", "overtime_hours",
+                                                              "double_time_hours")):
             d.unmatched.append(own)
             continue
+        if clock[k]:
+            d.units[f] = "h:mm"
         if dg.counted(f) and kinds[k] != "figures":  # a section's label, a column of codes
             d.unmatched.append(own)
             if kinds[k] == "text":
@@ -333,6 +351,14 @@ def _say(d: Draft) -> None:
         d.guessed.append(f"{k} is {_said(a)} (its name alone says too little, or repeats)")
     if d.transposed:
         d.guessed.append("the items run down the side, a column per employee or check (transposed)")
+    for f, unit in d.units.items():
+        d.guessed.append(f"{_said(d.fields[f])} is written as hours and minutes (44:30 is 44.5 hours): "
+                         f"read with units: {{{f}: {unit}}}")
+    if d.fixed_width is not None:
+        d.guessed.append("a text printed in columns: cut at the heading line's columns (fixed_width: {cut: heading}; "
+                         "or give the positions: fixed_width: {columns: [[name, start, end], ...]})"
+                         + (f"; a line with text only under {', '.join(map(repr, d.fixed_width))} continues the line above"
+                            if d.fixed_width else ""))
     for label, fields, _ in d.blocks:
         d.guessed.append(f"{' and '.join(fields)} from the line '{label}: ...' above the table, for every row")
     if d.totals:

@@ -1,13 +1,15 @@
 """What ``draft`` guesses of a report's lines beyond its header (``draft.draft_profile``): the
 label columns and the groups of columns of a transposed table, the employee named on a line of its
-own above their lines (a block per paycheck), and the line from which on the report is its
-summary."""
+own above their lines (a block per paycheck), the line from which on the report is its
+summary; a text printed in columns, an hours column written as hours and minutes."""
 
 from __future__ import annotations
 
 import re
 
 from transforms.ingest.read import figures as fg
+from transforms.ingest.read.cast.durations import CLOCK
+from transforms.ingest.read.files import fixed_width as fw
 
 Records = list[tuple[int, list[str | None]]]
 
@@ -72,3 +74,27 @@ def summary_end(d, rows: Records, alone: set[str]) -> None:
 
 
 __all__ = ["employee_lines", "groups", "label_columns", "summary_end"]
+
+
+def printed(text: str, records, reached) -> tuple[list, list[str]] | None:
+    """(records, continued columns) of a text printed in columns (``fixed_width.aligned``), when
+    its heading line reaches more fields (``reached``: a line's cells -> the fields) than any line
+    of ``records`` (the text read as delimited) does; else None."""
+    by_delimiter = max((len(reached(c)) for _, c in records[:60]), default=0)
+    got = fw.aligned(text, lambda cells: len(reached(cells)))
+    if got is not None and max(len(reached(c)) for _, c in got[0].records[:60]) > by_delimiter:
+        return got[0].records, got[1]
+    return None
+
+
+def clock(values: list[str]) -> bool:
+    """Most of a column's filled cells written as hours and minutes (``44:30``, ``44:30:00``)."""
+    filled = [v for v in values if v and v.strip()]
+    return bool(filled) and sum(1 for v in filled if re.match(CLOCK, v)) * 2 > len(filled)
+
+
+def rule_note(d, below) -> None:
+    """A rule under the headings of a printed report (``------``): a note line."""
+    rules = [c for _, cells in below if (c := next((x for x in cells if x), None)) and re.fullmatch(r"[-=_]{3,}", c)]
+    if rules and not any(re.fullmatch(n, rules[0]) for n in d.notes):
+        d.notes.append("[-=_]+")

@@ -43,6 +43,10 @@ def draft_yaml(d) -> str:
              f"date_formats: [{_q(d.date_format)}]"]
     if d.blank_zero:
         lines.append("number: {blank: zero}")
+    if d.fixed_width is not None:
+        cont = f", continued: [{', '.join(_q(c) for c in d.fixed_width)}]" if d.fixed_width else ""
+        lines += ["# printed in columns: each line cut at the heading line's columns (page headers after a form feed skipped)",
+                  "formats: [csv]", f"extensions: [{_q(d.extension or '.txt')}]", f"fixed_width: {{cut: heading{cont}}}"]
     if d.sheets_read or d.sheets_skip:
         lines.append("# the sheets read, and those passed over whatever they hold")
         said = ([f"read: [{', '.join(_q(s) for s in d.sheets_read)}]"] if d.sheets_read else []) + (
@@ -68,6 +72,9 @@ def draft_yaml(d) -> str:
     for name, total in d.either.items():  # its total where the file has one, else its parts summed
         summed = pays if name == "gross_wages" else parts
         lines.append(f"  {name}: {{total: [{_q(total)}], parts: [{', '.join(n for n, _ in summed)}]}}")
+    if d.units:
+        lines.append("# hours written as hours and minutes (44:30): read as decimal hours")
+        lines.append(f"units: {{{', '.join(f'{k}: {_q(v)}' for k, v in d.units.items())}}}")
     derived = []
     if "hours" not in f and any(k in f for k in HOURS_PARTS):
         derived.append(f"  hours: [{', '.join(k for k in HOURS_PARTS if k in f)}]")

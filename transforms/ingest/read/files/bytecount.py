@@ -4,12 +4,31 @@ byte here, and finds a CR outside a CRLF by counting CRs and CRLFs (as 16-bit wo
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 
 def count(data: bytes, byte: bytes) -> int:
     """``data.count(byte)`` for one byte."""
     return int(np.count_nonzero(np.frombuffer(data, np.uint8) == byte[0]))
+
+
+def lines(data: bytes) -> int:
+    """The physical lines of a text as the csv module counts them: LF, CRLF or a lone CR ends a
+    line, and a last line without one counts."""
+    if not data:
+        return 0
+    n = count(data, b"\n")
+    if b"\r" in data:
+        n += count(data, b"\r") - data.count(b"\r\n")
+    return n + (0 if data[-1:] in (b"\n", b"\r") else 1)
+
+
+def blank_lines(data: bytes) -> int:
+    """The lines of a text that hold no cell (only spaces, tabs, delimiters or quotes): passed over."""
+    found = len(re.findall(rb"(?m)^[ \t,;|\"]*\r?$", data)) if data else 0
+    return found - (1 if data.endswith(b"\n") else 0)  # the end of the text after its last line
 
 
 def lone_cr(data: bytes) -> bool:

@@ -76,7 +76,7 @@ def _read_simple(dataset: str, files: list[tuple[str, bytes]], layouts: pfiles.L
     by_header: dict[tuple[str, bytes], tuple[hd.Match, str] | None] = {}
     for i, (ext, data) in enumerate(files):
         cands = [p for p in pfiles.profiles_for(dataset, "csv", layouts) if ext in p.extensions and not p.shaped
-                 and p.transposed is None]
+                 and p.transposed is None and p.fixed_width is None]
         if ext in wbk.WORKBOOK_EXT or not cands or not data or data.isspace():
             continue
         line = data.split(b"\n", 1)[0]

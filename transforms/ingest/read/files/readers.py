@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from transforms.ingest.read.files import bytecount
+from transforms.ingest.read.files.mixed_text import decode_mixed
+from transforms.ingest.read.files.quotes import open_quote, records, unread_lines
 
 csv.field_size_limit(2**31 - 1)  # huge cells are read, then rejected by rule (cell_too_long)
 
@@ -45,6 +47,8 @@ class RawTable:
     sheet: str | None = None
     encoding: str | None = None
     delimiter: str | None = None
+    # line -> (message, cells): the lines a quote left open would carry into one cell, not read
+    unread: dict[int, tuple[str, list[str]]] = field(default_factory=dict)
 
     @property
     def rows_read(self) -> int:
@@ -57,18 +61,30 @@ def decode(data: bytes, encodings: list[str]) -> tuple[str, str]:
         try:
             return data[3:].decode("utf-8"), "utf-8-sig"
         except UnicodeDecodeError:
+            if (mixed := decode_mixed(data[3:], [e for e in encodings if _codec(e) != "utf-8"])) is not None:
+                return mixed
             raise FileUnreadable("encoding", "starts with a UTF-8 byte-order mark but is not valid UTF-8") from None
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         try:
             return data.decode("utf-16"), "utf-16"
         except UnicodeDecodeError:
             raise FileUnreadable("encoding", "starts with a UTF-16 byte-order mark but is not valid UTF-16") from None
-    for enc in encodings:
+    for i, enc in enumerate(encodings):
         try:
             return data.decode(enc), enc
         except UnicodeDecodeError:
+            # a UTF-8 file with a few lines that are not: those lines in the next encoding, named
+            if _codec(enc) == "utf-8" and (mixed := decode_mixed(data, encodings[i + 1:])) is not None:
+                return mixed
             continue
     raise FileUnreadable("encoding", f"cannot be decoded as {' or '.join(encodings)}")
+
+
+def _codec(enc: str) -> str | None:
+    try:
+        return codecs.lookup(enc).name
+    except LookupError:
+        return None
 
 
 def sniff_header(data: bytes, delimiter: str) -> list[str]:
@@ -100,17 +116,15 @@ def _table(headers: list[str], header_line: int, rows: list[list[str | None]], l
 
 
 def read_delimited(text: str, delimiter: str) -> RawTable:
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quotechar='"')
     headers: list[str] | None = None
     header_line = 0
     rows: list[list[str | None]] = []
     lines: list[int] = []
     ragged: list[tuple[int, list[str]]] = []
-    prev = 0
+    unread: dict[int, tuple[str, list[str]]] = {}
+    reached = [0]
     try:
-        for rec in reader:
-            start = prev + 1
-            prev = reader.line_num
+        for start, end, rec, span in records(text, delimiter, reached):
             if not rec or not any(c.strip() for c in rec):
                 continue
             if headers is None:
@@ -118,6 +132,10 @@ def read_delimited(text: str, delimiter: str) -> RawTable:
                 if headers:
                     headers[0] = headers[0].lstrip("\ufeff")
                 header_line = start
+                continue
+            if end > start and (col := open_quote(rec, span, len(headers), delimiter)) is not None:
+                unread.update(unread_lines(start, span, headers[col] if col < len(headers) else f"column {col + 1}",
+                                            delimiter))
                 continue
             if len(rec) != len(headers):
                 # trailing empty cells beyond the header are tolerated (spreadsheet exports)
@@ -129,10 +147,11 @@ def read_delimited(text: str, delimiter: str) -> RawTable:
             rows.append(rec)
             lines.append(start)
     except csv.Error as exc:
-        raise FileUnreadable("unreadable", f"not a readable delimited file near line {prev + 1}: {exc}") from None
+        raise FileUnreadable("unreadable", f"not a readable delimited file near line {reached[0] + 1}: {exc}") from None
     if headers is None:
         raise FileUnreadable("empty_file", "the file is empty (no header line)")
-    return RawTable(headers, header_line, _table(headers, header_line, rows, lines), ragged, delimiter=delimiter)
+    return RawTable(headers, header_line, _table(headers, header_line, rows, lines), ragged, delimiter=delimiter,
+                    unread=unread)
 
 
 # --- fast path -----------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from transforms import schema
 
-DATA_EXT = {".csv", ".txt", ".xlsx", ".xlsm", ".xls"}
+DATA_EXT = {".csv", ".txt", ".prn", ".xlsx", ".xlsm", ".xls"}  # .txt, .prn: delimited or printed in columns
 WORKBOOK_EXT = (".xlsx", ".xlsm", ".xls")
 # what the submission says of its payroll files outside their rows (spec section 1): not payroll
 PAYROLL_MANIFEST = "payroll/files.csv"
@@ -170,3 +170,22 @@ def incomplete(root: Path, exclude: list[Path] | None = None) -> list[str]:
         if found is not None:
             problems.append(f"{e.rel}: {found[1]}")
     return problems
+
+
+def physical_lines(path: Path | None) -> tuple[int | None, int]:
+    """(lines, blank lines) of a file read (spec section 1: every line accounted for): a text
+    file's physical lines, a workbook's rows that hold anything (every sheet's); None when it
+    cannot be read again."""
+    if path is None:
+        return None, 0
+    from transforms.ingest.read.files import bytecount
+    from transforms.ingest.read.files import readers as rd
+    from transforms.ingest.read.files import workbooks as wbk
+
+    try:
+        if path.suffix.lower() in wbk.WORKBOOK_EXT:
+            return sum(len(s.records) for s in wbk.read_workbook(path)), 0
+        data = path.read_bytes()
+        return bytecount.lines(data), bytecount.blank_lines(data)
+    except (OSError, rd.FileUnreadable):
+        return None, 0

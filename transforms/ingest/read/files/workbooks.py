@@ -33,7 +33,7 @@ def read_workbook(path: Path) -> list[Sheet]:
     """Every sheet of a workbook (.xlsx, .xlsm, .xls) as text cells, read from the cells it stores
     (calamine, through fastexcel), whatever size it declares: a 1.6 KB file declaring
     A1:XFD1048576 is read in milliseconds. Values, never formulas; a date as ``YYYY-MM-DD
-    HH:MM:SS``; rows numbered as the spreadsheet numbers them."""
+    HH:MM:SS``, a duration (``[h]:mm``) as hours ``H:MM:SS``; rows numbered as the spreadsheet numbers them."""
     import fastexcel
 
     try:
@@ -53,12 +53,42 @@ def read_workbook(path: Path) -> list[Sheet]:
             raise FileUnreadable("unreadable", f"sheet {name!r} cannot be read ({exc.__class__.__name__})") from None
         offset = firsts.get(name, 1) - 1
         rows = [(offset + i + 1, list(row)) for i, row in enumerate(frame.iter_rows())]
+        if clocks := _duration_columns(frame):
+            rows = _with_durations(reader, name, rows, clocks)
         unread = 0
         if name in formulas:
             rows, unread = _with_formulas(rows, *formulas[name])
         records = [(line, row) for line, row in rows if any(c is not None and c.strip() for c in row)]
         sheets.append(Sheet(name, getattr(sheet, "visible", "visible") == "visible", records, unread))
     return sheets
+
+
+# a duration cell ([h]:mm: a fraction of days) as calamine writes it as text: a date-time of its
+# first days (1899-12-31 is day 0: up to 8,784 hours); no payroll date is in 1900
+_CLOCK_DAY = re.compile(r"^(1899-12-3[01]|1900-\d\d-\d\d) \d\d:\d\d:\d\d(\.\d+)?$")
+
+
+def _duration_columns(frame) -> list[int]:
+    """The columns of a sheet read as text that hold a duration cell (``_CLOCK_DAY``)."""
+    import polars as pl
+
+    return [i for i, c in enumerate(frame.columns) if frame.select(pl.col(c).str.contains(_CLOCK_DAY.pattern).any()).item()]
+
+
+def _with_durations(reader, name: str, rows, columns: list[int]):
+    """The duration cells of ``columns`` as hours and minutes, ``H:MM:SS`` (76:45 is 3.1979... days;
+    to the second), read again as durations (the text form folds Excel's day 60, 29 Feb 1900)."""
+    typed = reader.load_sheet(name, header_row=None, dtypes={i: "duration" for i in columns}).to_polars()
+    values = {i: typed.get_column(typed.columns[i]).to_list() for i in columns}
+    out = []
+    for k, (line, row) in enumerate(rows):
+        row = list(row)
+        for i in columns:
+            if row[i] is not None and _CLOCK_DAY.match(row[i]) and values[i][k] is not None:
+                secs = round(values[i][k].total_seconds())
+                row[i] = f"{secs // 3600}:{secs % 3600 // 60:02d}:{secs % 60:02d}"
+        out.append((line, row))
+    return out
 
 
 def _first_rows(path: Path) -> dict[str, int]:

@@ -28,6 +28,34 @@ class NumberFormat(BaseModel):
     blank: Literal["missing", "zero"] = "missing"
 
 
+class FixedWidth(BaseModel):
+    """A text file printed in fixed-width columns (a payroll register printed to ``.txt`` /
+    ``.prn``), cut into cells by position (``files/fixed_width.py``): ``cut: heading`` at the
+    heading line's columns (a cut in the blank gap between two headings), or ``columns`` at given
+    positions (``[name, start, end]``: characters counted from 1, both ends included). A line whose
+    only text lies in the ``continued`` columns (headers as printed), right after a line of the same
+    page with text in other columns too, continues that line (a name printed on two lines)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cut: Literal["heading"] | None = None
+    columns: list[tuple[str, int, int]] = Field(default_factory=list)
+    continued: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _check(self) -> FixedWidth:
+        if (self.cut is None) == (not self.columns):
+            raise ValueError("fixed_width: write either cut: heading (columns cut at the heading line's) or "
+                             "columns: [[name, start, end], ...] (positions from 1), one of the two")
+        end = 0
+        for name, start, stop in self.columns:
+            if not 1 <= start <= stop or start <= end:
+                raise ValueError(f"fixed_width.columns: {name!r} ({start}-{stop}): columns run left to right, "
+                                 "each from a start to an end at or after it (characters counted from 1)")
+            end = stop
+        return self
+
+
 FREQUENCIES = ("weekly", "biweekly", "semimonthly", "monthly")
 # how reports write the four frequencies (a profile's ``frequencies`` adds its own codes)
 USUAL_FREQUENCIES = {"WEEKLY": "weekly", "BIWEEKLY": "biweekly", "BI-WEEKLY": "biweekly", "SEMIMONTHLY": "semimonthly",

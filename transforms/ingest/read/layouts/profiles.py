@@ -29,7 +29,8 @@ date and the pay frequency of the line or, where the report has none, of the fil
 ``payroll/files.csv``), ``employee_id_from`` (no employee id: the printed name is the id).
 And what a header of aliases cannot say (``profile_keys``): ``sheets`` (the sheets read and
 skipped by name), ``transposed`` (items down the side), a column named by its section or position,
-a field from its total or its parts, and ``trust_aliases`` (the unit guard's exceptions).
+a field from its total or its parts, ``trust_aliases`` (the unit guard's exceptions), ``units`` (hours
+as hours and minutes) and ``fixed_width`` (a text printed in columns: ``files/fixed_width.py``).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ from transforms.ingest.read.layouts.profile_keys import (
 from transforms.ingest.read.layouts.profile_parts import (
     FREQUENCIES,
     USUAL_FREQUENCIES,
+    FixedWidth,
     LongLayout,
     NumberFormat,
     PeriodFromPayDate,
@@ -121,6 +123,11 @@ class Profile(BaseModel):
     # fields whose aliases are taken as written although their words say net pay, hours for a
     # money field or money for an hours field (``profile_keys.unit_slip``)
     trust_aliases: list[str] = Field(default_factory=list)
+    # fields of hours written as hours and minutes (``76:45``, ``[h]:mm`` cells): ``h:mm``
+    # (``cast/durations.py``)
+    units: dict[str, Literal["h:mm"]] = Field(default_factory=dict)
+    # a text file printed in fixed-width columns (``files/fixed_width.py``)
+    fixed_width: FixedWidth | None = None
     _source: str = PrivateAttr(default="")
     _flat: dict | None = PrivateAttr(default=None)
     _either: dict | None = PrivateAttr(default=None)
@@ -283,6 +290,11 @@ class Profile(BaseModel):
         for f in self.trust_aliases:
             if f not in flat:
                 raise ValueError(f"trust_aliases: {f!r} is not a field")
+        hours_fields = [f for f, kind in self._units(flat).items() if kind == "hours"]
+        for f in self.units:
+            if f not in hours_fields:
+                raise ValueError(f"units.{f}: not a field of hours ({', '.join(hours_fields) or 'none'}): "
+                                 "h:mm reads the hours, or their parts, written as hours and minutes")
         if self.transposed is not None and self.report is not None and self.report.header_rows == 2 and (
                 self.transposed.label_columns != 2 or self.transposed.group_row is not None):
             raise ValueError("transposed.label_columns: a two-row header of labels is 2 label columns (a group and "
@@ -349,6 +361,11 @@ class Profile(BaseModel):
         if self._index is None:
             self._index = {self.key(a): f for f, aliases in self.flat.items() for a in aliases if isinstance(a, str)}
         return self._index
+
+    @property
+    def hours_fields(self) -> list[str]:
+        """The fields of hours: ``hours``, its parts, a long layout's hours."""
+        return [f for f, kind in self._units(self.flat).items() if kind == "hours"]
 
     @property
     def shaped(self) -> bool:
