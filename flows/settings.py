@@ -77,10 +77,13 @@ class RunSettings(BaseSettings):
     scratch_in_memory_mb: float = Field(default=IngestOptions().scratch_in_memory_mb, ge=0)
     ingest_tasks: int = Field(default=IngestOptions().ingest_tasks, ge=1)
     worker_wait_s: float = Field(default=IngestOptions().worker_wait_s, gt=0)
+    max_line_bytes: int = Field(default=IngestOptions().max_line_bytes, ge=1024)
+    max_sheet_mb: float = Field(default=IngestOptions().max_sheet_mb, gt=0)
     dask_connect_s: float = Field(default=10.0, gt=0)
     pdf: Literal["auto", "all", "certificates", "none"] = DocumentOptions().pdf
     pdf_max: int = Field(default=DocumentOptions().pdf_max, ge=0)
     render_helper: bool = DocumentOptions().render_helper
+    notice_lines: int = Field(default=DocumentOptions().notice_lines, ge=1)
 
     @classmethod
     def settings_customise_sources(cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
@@ -90,10 +93,12 @@ class RunSettings(BaseSettings):
 
     def ingest(self) -> IngestOptions:
         return IngestOptions(validation_engine=self.validation_engine, scratch_in_memory_mb=self.scratch_in_memory_mb,
-                             ingest_tasks=self.ingest_tasks, worker_wait_s=self.worker_wait_s)
+                             ingest_tasks=self.ingest_tasks, worker_wait_s=self.worker_wait_s,
+                             max_line_bytes=self.max_line_bytes, max_sheet_mb=self.max_sheet_mb)
 
     def documents(self) -> DocumentOptions:
-        return DocumentOptions(pdf=self.pdf, pdf_max=self.pdf_max, render_helper=self.render_helper)
+        return DocumentOptions(pdf=self.pdf, pdf_max=self.pdf_max, render_helper=self.render_helper,
+                               notice_lines=self.notice_lines)
 
 
 HELP = {
@@ -104,10 +109,13 @@ HELP = {
     "scratch_in_memory_mb": "on this process, the ingest's scratch area in memory up to this many MB of submission",
     "ingest_tasks": "on this process, the ingest's tasks at once",
     "worker_wait_s": "on a Dask cluster, seconds without a finished task while it loses its workers, then the run ends",
+    "max_line_bytes": "bytes of one line of a delimited file: a longer header refuses the file, a longer data line is rejected",
+    "max_sheet_mb": "MB of one workbook sheet's XML uncompressed: a workbook with a larger sheet is refused before it is read",
     "dask_connect_s": "seconds a Dask scheduler's address may take to answer as one, then the command ends in one line",
     "pdf": "auto (PDFs up to pdf_max documents, else their data for `impcredit documents`), all, certificates, none",
     "pdf_max": "documents a run renders as PDF under pdf=auto",
     "render_helper": "a second process renders half of a big run's pages",
+    "notice_lines": "lines of each file a notice lists, then how many more and the employer's rejects file",
 }
 
 

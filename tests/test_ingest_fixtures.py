@@ -135,18 +135,25 @@ def test_formula_like_text_is_data_and_harmless_in_reject_csvs(tmp_path):
 
 
 def test_ten_megabyte_field(tmp_path):
+    # a line over max_line_bytes (1 MB) is rejected before any parser sees it (issue 43): never
+    # read, so never kept in the quarantine; a long cell within the limit is cell_too_long
     big = "x" * (10 * 1024 * 1024)
     src = tmp_path / "big.csv"
-    src.write_text(HEADER + ROW.format(m=1).replace(",E1,", f',"{big}",') + ROW.format(m=2))
+    long_cell = "y" * 20_000
+    src.write_text(HEADER + ROW.format(m=1).replace(",E1,", f',"{big}",') + ROW.format(m=2)
+                   + ROW.format(m=3).replace(",E1,", f',"{long_cell}",'))
     report = ingest_one(src, tmp_path)
     (rec,) = report.files
-    assert (rec.status, rec.rows_read, rec.rows_accepted, rec.rows_rejected) == ("partial", 2, 1, 1)
-    (row,) = report.rejects.rows(named=True)
-    assert row["rule"] == "cell_too_long" and row["line"] == 2 and row["column"] == "employee_id"
+    assert (rec.status, rec.rows_read, rec.rows_accepted, rec.rows_rejected) == ("partial", 3, 1, 2)
+    rows = sorted(report.rejects.rows(named=True), key=lambda r: r["line"])
+    assert [(r["rule"], r["line"], r["column"]) for r in rows] == [("line_too_long", 2, None),
+                                                                   ("cell_too_long", 4, "employee_id")]
     report.write_rejects(tmp_path / "out")
     assert (tmp_path / "out" / "rejects.csv").stat().st_size < 10_000
     q = pl.read_parquet(next((tmp_path / "wd" / "lake" / "quarantine").rglob("*.parquet")))
-    assert len(json.loads(q.get_column("cells")[0])["employee_id"]) == len(big)
+    assert q.select("source_line", "rules", "cells").rows()[0] == (2, "line_too_long", "{}")  # its record, no cell
+    assert q.get_column("source_line").to_list() == [2, 4]
+    assert len(json.loads(q.get_column("cells")[1])["employee_id"]) == len(long_cell)
 
 
 def test_whole_folder_of_bad_files_never_crashes(tmp_path):

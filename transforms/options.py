@@ -9,6 +9,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+MAX_LINE_BYTES = 1 << 20
+MAX_SHEET_MB = 200.0
+
 
 class IngestOptions(BaseModel):
     """How a submission is read into the lake (``ingest.ingest_folder``)."""
@@ -23,6 +26,10 @@ class IngestOptions(BaseModel):
     ingest_tasks: int = Field(default=2, ge=1)
     # on a Dask cluster: seconds without a finished task while it loses its workers before the run ends
     worker_wait_s: float = Field(default=120.0, gt=0)
+    # what one file may hold: a line of a delimited file (bytes; a longer header refuses the file, a
+    # longer data line is rejected) and a workbook sheet's XML uncompressed (MB; over it, refused)
+    max_line_bytes: int = Field(default=MAX_LINE_BYTES, ge=1024)
+    max_sheet_mb: float = Field(default=MAX_SHEET_MB, gt=0)
 
     @property
     def scratch_in_memory_bytes(self) -> int:
@@ -40,3 +47,5 @@ class DocumentOptions(BaseModel):
     pdf_max: int = Field(default=1000, ge=0)
     # a second process renders half of a big run's pages (from render_helper.MIN_PAGES)
     render_helper: bool = True
+    # the lines of each file a notice lists (in each of its lists), then how many more and where
+    notice_lines: int = Field(default=50, ge=1)

@@ -82,8 +82,8 @@ class Threads:
     def scheduler_info(self) -> dict:
         return {"workers": {f"local-{i}": {"nthreads": 1} for i in range(self.workers)}}
 
-    def close(self) -> None:
-        self._pool.shutdown(wait=True, cancel_futures=True)
+    def close(self, wait: bool = True) -> None:
+        self._pool.shutdown(wait=wait, cancel_futures=True)
 
 
 def probe(address: str, wait_s: float = CONNECT_WAIT_S) -> None:
@@ -172,11 +172,22 @@ def client_for(spec: Executor | str | None):
     client = Threads(ex.threads) if ex.local else connect(ex.address, ex.connect_wait_s)
     if not ex.local:
         client.impcredit_wait_s = ex.worker_wait_s
+    stopping = False
     try:
         yield client
+    except Exception:
+        raise
+    except BaseException:  # SIGTERM (Prefect's TerminationSignal), Ctrl-C: the process is ending
+        stopping = True
+        raise
     finally:
         with contextlib.suppress(Exception):  # a cluster already gone: nothing more to close
-            client.close()
+            if stopping and isinstance(client, Threads):
+                # the tasks under way are not waited for (a read ends with the process, nothing is
+                # committed: issue 43, SIGTERM stops a read within seconds); the queued ones cancelled
+                client.close(wait=False)
+            else:
+                client.close()
 
 
 def run_on_worker(spec: Executor | str | None, fn, *args, what: str | None = None):

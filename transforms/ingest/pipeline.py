@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 
 from transforms import private, schema, storage
 from transforms.ingest.executors import Executor
+from transforms.ingest.read.files.line_limits import Limits
 from transforms.ingest.read.layouts.profile_files import Layouts
 from transforms.ingest.report import IngestReport
 from transforms.ingest.route import ingest_with
@@ -54,6 +55,7 @@ def ingest_folder(
     layouts: Layouts | None = None,
     memory_up_to_bytes: int = SCRATCH_IN_MEMORY_BYTES,
     tasks: int = INGEST_TASKS,
+    limits: Limits | None = None,
 ) -> IngestReport:
     """Ingest a submission folder into the workdir's lake (``<workdir>/lake``, or where
     ``store.location`` says; idempotent; corrected files replace).
@@ -64,7 +66,8 @@ def ingest_folder(
 
     ``layouts``: the payroll profiles in effect (``profile_files.load_profiles``; None: the shipped
     ones). On this process: ``tasks`` at a time, the scratch area in memory for a submission up to
-    ``memory_up_to_bytes`` (on disk above it).
+    ``memory_up_to_bytes`` (on disk above it). ``limits``: what one file may hold
+    (``line_limits.Limits``: a line's bytes, a workbook sheet's XML; None: the defaults).
 
     ``cluster``: where the tasks run (``executors.Executor``, or its address): this process's threads
     by default, or the workers of a Dask scheduler (the same lake, byte for byte), each loading the
@@ -99,7 +102,7 @@ def ingest_folder(
     with FileLock(lk.lock_path(lake, workdir), mode=private.FILE_MODE):
         return ingest_with(executor, root, Path(workdir), lake, key, now_utc, engine, [Path(workdir)], key_loader,
                            PIECE_BYTES, BATCH_BYTES, docs_dir=Path(docs_dir) if docs_dir else None, in_memory=in_memory,
-                           layouts=layouts)
+                           layouts=layouts, limits=limits)
 
 
 def _submission_bytes(root: Path, workdir: Path) -> int:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from transforms.ingest.read.files import context as ctx
 from transforms.ingest.read.files import submission as sub
+from transforms.ingest.read.files.line_limits import Limits
 from transforms.ingest.read.layouts import profile_files
 from transforms.ingest.report import FileRecord
 from transforms.ingest.validate.quarantine import FileWork
@@ -46,7 +47,7 @@ class Plan:
 
 
 def plan_files(root: Path, exclude: list[Path], known: dict, digests=None,
-               layouts: profile_files.Layouts | None = None) -> Plan:
+               layouts: profile_files.Layouts | None = None, limits: Limits | None = None) -> Plan:
     """Discover and hash the files; set aside what is not read (links, unreadable or unknown
     files, content already in the lake or earlier in this run). ``digests``: (sha256, size) of
     each path of a list, computed elsewhere (the workers of a cluster); default two threads here."""
@@ -93,7 +94,7 @@ def plan_files(root: Path, exclude: list[Path], known: dict, digests=None,
                                            f"same content as {first}, ingested{when}: nothing added"))
             continue
         seen[sha] = rel
-        plan.todo.append(FileWork(index, rel, dataset, sha, context=context, layouts=layouts))
+        plan.todo.append(FileWork(index, rel, dataset, sha, context=context, layouts=layouts, limits=limits or Limits()))
         plan.paths[index] = path
         plan.sizes[index] = size
     return plan

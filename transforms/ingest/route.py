@@ -76,7 +76,7 @@ def _remove_tree(loc) -> None:
 
 def ingest_with(executor: Executor, root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, engine: str,
                 exclude: list[Path], key_loader=None, piece_bytes: int = 0, batch_bytes: int = 0, *,
-                docs_dir: Path | None = None, in_memory: bool = False, layouts=None) -> IngestReport:
+                docs_dir: Path | None = None, in_memory: bool = False, layouts=None, limits=None) -> IngestReport:
     """Ingest on ``executor`` (see the module's docstring); ``piece_bytes`` and ``batch_bytes``:
     the sizes of the pieces of a big file and of a batch of small ones.
 
@@ -92,7 +92,7 @@ def ingest_with(executor: Executor, root: Path, workdir: Path, lake: Path, key: 
     with client_for(executor) as client:
         try:
             return _ingest(client, root, workdir, lake, key, now, engine, exclude, key_loader, stage,
-                           (piece_bytes, batch_bytes), docs_dir, layouts)
+                           (piece_bytes, batch_bytes), docs_dir, layouts, limits)
         finally:
             _remove_tree(lake / SCRATCH)  # the whole area (one ingest at a time: the lock): no folder marker left
             if sg.is_memory(stage):
@@ -105,7 +105,7 @@ def _same_key(key: HashKey) -> HashKey:
 
 def _ingest(client, root: Path, workdir: Path, lake: Path, key: HashKey, now: datetime, engine: str,
             exclude: list[Path], loader, stage, sizes: tuple[int, int], docs_dir: Path | None,
-            layouts=None) -> IngestReport:
+            layouts=None, limits=None) -> IngestReport:
     n = max(1, len(client.scheduler_info().get("workers", {})))
     manifest = lk.load_manifest(lake)
     one_key.lake_holds(lake, manifest, key)  # another key's lake stops here, before anything is read
@@ -126,7 +126,7 @@ def _ingest(client, root: Path, workdir: Path, lake: Path, key: HashKey, now: da
         return [d for part in parts for d in part]
 
     known = manifest["files"]
-    plan = plan_files(root, exclude, known, digests=digests, layouts=layouts)
+    plan = plan_files(root, exclude, known, digests=digests, layouts=layouts, limits=limits)
     validating = start("validate")
     mapped = _map(client, plan, key, now, engine, stage, n, loader, *sizes, docs_dir=docs_dir)
     if docs_dir is not None:

@@ -129,7 +129,7 @@ def map_job(job: MapJob) -> list[Mapped]:
     for w in rest:
         fl.read_and_validate(w, job.paths[w.index], key, job.now, job.docs_dir, job.engine)
     for w in job.works:  # every line accounted for (spec section 1): counted here, where the file is read
-        w.lines, w.blank_lines = physical_lines(job.paths[w.index])
+        w.lines, w.blank_lines = physical_lines(job.paths[w.index], w.limits.max_sheet_mb)
     return _stage_works(job)
 
 

@@ -103,7 +103,7 @@ def write_products(
         files += write_notices(staging_dir, awards, employee_years, rejects, run_id=run_id, pdf_jobs=jobs,
                                documents=documents, held=held, history=history, members=members, addresses=addresses,
                                named_by=named_by, findings=blocks, helper=helper,
-                               caps=caps_now, confirmed=confirmed)
+                               caps=caps_now, confirmed=confirmed, lines_per_file=options.notice_lines)
         pdfs += [pool.submit(job) for job in jobs[len(pdfs):]]
         files += reports.result()  # (on an error above, leaving the block still waits for it)
         files += [p for f in pdfs for p in f.result()]

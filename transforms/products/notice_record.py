@@ -168,6 +168,30 @@ def other_rejects(rejects: list[dict], held_rows: list[dict]) -> list[dict]:
             and not (r["file"] in whole or r["file"].startswith(tuple(f"{f}[" for f in whole)))]
 
 
+def first_lines(rows: list[dict], per_file: int, see: str) -> list[dict]:
+    """The rows of the first ``per_file`` lines of each file (a line's rows kept together), and
+    after them, for a file with more, one row saying how many more lines and where they are
+    (``see``: the employer's rejects file): a notice's size is bounded whatever the lines."""
+    lines: dict[str, set] = {}
+    more: dict[str, dict] = {}
+    out: list[dict] = []
+    for r in rows:
+        seen = lines.setdefault(r["file"], set())
+        if r["line"] in seen or len(seen) < per_file:
+            seen.add(r["line"])
+            out.append(r)
+            continue
+        if r["file"] not in more:
+            more[r["file"]] = {"file": r["file"], "line": "", "column": "", "value": None, "message": "",
+                               "shown_value": "", "fix": "", "more": set()}
+            out.append(more[r["file"]])
+        more[r["file"]]["more"].add(r["line"])
+    for m in more.values():
+        n = len(m.pop("more"))
+        m["fix"] = f"and {n:,} more line{'s' if n != 1 else ''} of this file: see {see}"
+    return out
+
+
 def rejects_text(held: bool, rejects: list[dict], known: bool, confirmed: bool = False) -> str:
     """What a notice says of the employer's other rejected lines. A held notice never says nothing
     was rejected (the lines that hold it are listed above); a decided one says the decision does

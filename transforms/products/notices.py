@@ -15,6 +15,8 @@ from pathlib import Path
 import polars as pl
 
 from transforms.award.held import FIGURE_WORDS
+from transforms.ingest.report import rejects_file
+from transforms.options import DocumentOptions
 from transforms.products import pdf
 from transforms.products._html import (
     decision_date,
@@ -39,6 +41,7 @@ from transforms.products.notice_record import (
     agency_sentence,
     employee_line,
     explain_reasons,
+    first_lines,
     other_rejects,
     pdf_record,
     rates_fell,
@@ -51,6 +54,7 @@ from transforms.products.reason_words import REASONS, STATUS_WORDS, labelled
 __all__ = ["REASONS", "STATUS_WORDS", "explain_reasons", "write_notices"]
 
 
+NOTICE_LINES_PER_FILE = DocumentOptions().notice_lines
 REJECT_COLUMNS = ["file", "line", "column", "value", "rule", "message"]
 
 
@@ -202,6 +206,7 @@ def write_notices(
     caps: dict[int, int] | None = None,
     confirmed: pl.DataFrame | None = None,
     helper=None,
+    lines_per_file: int = NOTICE_LINES_PER_FILE,
 ) -> list[Path]:
     """``notices/<application_id>.html`` for every application of ``awards``; a held one lists
     the lines to correct (``held``). ``history``: the ledger rows of these applications (an
@@ -212,7 +217,9 @@ def write_notices(
     id -> the audit findings that concern it (``finding_documents.finding_block``); ``finding_notice``:
     ``finding`` or ``withdrawal``, the notices of that event itself, titled so, without the run's
     rejected rows; ``caps``: approval year -> the cap (cents) its decisions were made under, stated
-    by the reason ``CAP_EXHAUSTED`` (``ledger.caps``). With ``pdf_jobs``, the PDF of them all (``notices/notices.pdf``) and one per notice
+    by the reason ``CAP_EXHAUSTED`` (``ledger.caps``); ``lines_per_file``: the lines of each file a
+    notice lists (in each of its lists), then how many more and the employer's rejects file
+    (``notice_record.first_lines``). With ``pdf_jobs``, the PDF of them all (``notices/notices.pdf``) and one per notice
     (``notices/<application_id>.pdf``) are appended as a job for the caller."""
     fell = rates_fell(employee_years)
     by_app = _employee_lines(employee_years, fell)
@@ -235,7 +242,8 @@ def write_notices(
                        named_by=(named_by or {}).get(a["employer_id"], ""),
                        findings=(findings or {}).get(a["application_id"], []), finding_notice=finding_notice,
                        cap_cents=(caps or {}).get(int(a["approval_year"])), first=firsts.get(a["application_id"]),
-                       fell=fell.get(a["application_id"]), confirmed=confirmed_of.get(a["application_id"], []))
+                       fell=fell.get(a["application_id"]), confirmed=confirmed_of.get(a["application_id"], []),
+                       lines_per_file=lines_per_file)
         pages.append((Path(staging_dir) / "notices" / f"{names[a['application_id']]}.html", {"n": ctx}))
     if pdf_jobs is not None and pages:
         job = pdf.job("notices", lambda: [pdf_record(ctx["n"]) for _, ctx in pages], Path(staging_dir) / "notices" / "notices.pdf",
@@ -249,7 +257,8 @@ def write_notices(
 def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_parts: dict, rejects: list[dict],
              rejects_known: bool, *, run_id: str, address: str | None, members: list, named_by: str, findings: list[dict],
              finding_notice: str, cap_cents: int | None = None, first: str | None = None,
-             fell: dict[str, str] | None = None, confirmed: list[dict] | None = None) -> dict:
+             fell: dict[str, str] | None = None, confirmed: list[dict] | None = None,
+             lines_per_file: int = NOTICE_LINES_PER_FILE) -> dict:
     """One notice's fields (``notice.html.j2``, and ``pdf_record`` for the PDF)."""
     held = a["status"] == "HELD"
     start = a.get("period_start") or dt.date(int(a["tax_year"]), 1, 1)
@@ -266,6 +275,9 @@ def _context(a: dict, head: dict, cert: dict, agency, lines: list[dict], held_pa
         opening = findings[0]["opening"]
     confirmed = [_confirmed_line(r) for r in confirmed or []]
     shown = other_rejects(rejects, parts["held_lines"] + parts["doubtful_lines"] + confirmed) if not finding_notice else []
+    see = rejects_file(a["employer_id"])  # the rest of a long list (``first_lines``)
+    shown = first_lines(shown, lines_per_file, see)
+    parts |= {k: first_lines(parts[k], lines_per_file, see) for k in ("held_lines", "doubtful_lines")}
     return {
         **head, **period, **cert,
         "application_id": text(a["application_id"]), "employer_name": text(a["employer_name"]),

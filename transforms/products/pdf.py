@@ -76,10 +76,42 @@ def job(kind: str, records, target: Path, *, footer: str, documents: int, names:
     return None
 
 
+BATCH = 250  # documents Typst renders at once: its memory grows with the document (issue 43)
+
+
 def render_all(kind: str, records: list[dict], target: Path, *, footer: str, names: list[str] | None) -> list[Path]:
-    """``target`` (every document) and, with ``names``, each document's own PDF."""
-    path = render(kind, records, target, footer=footer)
-    return [path, *(split(path, names) if names else [])]
+    """``target`` (every document) and, with ``names``, each document's own PDF. More than
+    ``BATCH`` documents are rendered ``BATCH`` at a time (each batch cut into its documents), and
+    the batches joined into ``target`` with their bookmarks: Typst's memory is one batch's."""
+    if len(records) <= BATCH:
+        path = render(kind, records, target, footer=footer)
+        return [path, *(split(path, names) if names else [])]
+    parts, made = [], []
+    try:
+        for i in range(0, len(records), BATCH):
+            part = render(kind, records[i:i + BATCH], target.with_name(f".{target.stem}.part{i // BATCH}.pdf"),
+                          footer=footer)
+            parts.append(part)
+            made += split(part, names[i:i + BATCH]) if names else []
+        join(parts, target)
+    finally:
+        for part in parts:
+            part.unlink(missing_ok=True)
+    return [target, *made]
+
+
+def join(parts: list[Path], target: Path) -> Path:
+    """``target``: the PDFs of ``parts`` one after another, their bookmarks kept (pypdf)."""
+    from pypdf import PdfWriter
+
+    writer = PdfWriter()
+    for part in parts:
+        writer.append(str(part), import_outline=True)
+    tmp = target.with_name(f".{target.name}.tmp")
+    with tmp.open("wb") as fh:
+        writer.write(fh)
+    os.replace(tmp, target)
+    return target
 
 
 def split(path: Path, names: list[str]) -> list[Path]:

@@ -210,6 +210,7 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: boo
     ``key_loader``. ``layouts``: the payroll profiles in effect (None: the shipped ones);
     ``options``: how the ingest reads (``transforms.options.IngestOptions``)."""
     from transforms.ingest import ingest_folder
+    from transforms.ingest.read.files.line_limits import Limits
     from transforms.ingest.store.lake import scan_lake
 
     check_complete(input_dir, workdir, cluster)
@@ -225,7 +226,7 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: boo
         cluster = Executor(cluster, worker_wait_s=o.worker_wait_s)
     report = ingest_folder(input_dir, workdir, key, docs_dir=docs_dir, cluster=cluster, key_loader=key_loader,
                            layouts=layouts, engine=o.validation_engine, memory_up_to_bytes=o.scratch_in_memory_bytes,
-                           tasks=o.ingest_tasks)
+                           tasks=o.ingest_tasks, limits=Limits(o.max_line_bytes, o.max_sheet_mb))
     check_files_read(report)
     standing, named = check_standing(workdir)
     if not report.files:

@@ -31,6 +31,7 @@ from transforms.ingest.read.cast.canonical import (
 from transforms.ingest.read.files import context as ctx
 from transforms.ingest.read.files import fixed_width as fw
 from transforms.ingest.read.files import header_first as simple
+from transforms.ingest.read.files import line_limits as ll
 from transforms.ingest.read.files import quotes
 from transforms.ingest.read.files import readers as rd
 from transforms.ingest.read.files import sheets as shp
@@ -59,15 +60,35 @@ def discover(root: Path, exclude: list[Path] | None = None) -> list[tuple[str | 
 
 
 def read_tables(dataset: str, path: Path, rel: str, key: HashKey, context: FileContext | None = None, *,
-                layouts: pfiles.Layouts | None = None) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
+                layouts: pfiles.Layouts | None = None, limits: ll.Limits | None = None
+                ) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
     """(staged tables, whole-file problem, sheets that matched nothing, notes). ``context``: what
     the submission says of the file outside its rows (``context.contexts``); ``layouts``: the
-    profiles in effect (``profile_files.load_profiles``; None: the shipped ones)."""
+    profiles in effect (``profile_files.load_profiles``; None: the shipped ones); ``limits``: what
+    one file may hold (``line_limits.Limits``): a header line over the limit refuses the file, a
+    longer data line is rejected (``line_too_long``) and left out of what the parsers see."""
+    limits = limits or ll.Limits()
+    if path.suffix.lower() in wbk.WORKBOOK_EXT:
+        if path.suffix.lower() != ".xls" and (said := ll.sheet_too_large(path, limits.max_sheet_mb)) is not None:
+            return [], Problem("sheet_too_large", said), [], []
+        return _read_workbook(dataset, path, rel, key, context, [], layouts)
+    long = ll.long_lines(path, limits.max_line_bytes)
+    if long.header:
+        return [], Problem("line_too_long", f"{long.message(long.lines[0][0])}, and no layout reads a file "
+                                            "whose header is that long"), [], []
+    got = _read_text(dataset, path, rel, key, context, ll.read_blanked(path, long) if long.lines else path.read_bytes(),
+                     layouts)
+    if long.lines and got[0]:
+        got[0][0].structural += [CellError(rel, line, None, None, "line_too_long", long.message(line))
+                                 for line, _, _ in long.lines]
+    return got
+
+
+def _read_text(dataset: str, path: Path, rel: str, key: HashKey, context: FileContext | None, data: bytes,
+               layouts: pfiles.Layouts | None) -> tuple[list[StagedTable], Problem | None, list[Sheet], list[str]]:
+    """``read_tables`` of a delimited file's bytes (its long lines blanked)."""
     notes: list[str] = []
     ext = path.suffix.lower()
-    if ext in wbk.WORKBOOK_EXT:
-        return _read_workbook(dataset, path, rel, key, context, notes, layouts)
-    data = path.read_bytes()
     kind = sub.sniff(data[:sub.SNIFF_BYTES], ext)
     if kind is not None:  # compressed, binary, UTF-16 without a BOM: said, never echoed
         return [], Problem(*kind), [], notes

@@ -50,7 +50,8 @@ def validate_batch(batch: list[FileWork], paths: dict[int, Path], key: HashKey, 
     """
     groups: dict[tuple, list[tuple[FileWork, rd.RawTable, hd.Match, list[str]]]] = {}
     rest: list[FileWork] = []
-    read = read_simple_many(batch[0].dataset, [paths[w.index] for w in batch], batch[0].layouts)  # a batch is of one dataset
+    read = read_simple_many(batch[0].dataset, [paths[w.index] for w in batch], batch[0].layouts,  # a batch is of one dataset
+                            batch[0].limits.max_line_bytes)
     for w, got in zip(batch, read, strict=True):
         if got is None:
             rest.append(w)

@@ -198,7 +198,8 @@ def _named_employer(cells: list[str], at: int | None) -> str | None:
 def read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, docs_dir: Path | None, engine: str) -> None:
     """Read, stage and validate one file into ``work`` (touches nothing shared)."""
     rel = work.rel
-    tables, problem, bad_sheets, notes = read_tables(work.dataset, path, rel, key, work.context, layouts=work.layouts)
+    tables, problem, bad_sheets, notes = read_tables(work.dataset, path, rel, key, work.context, layouts=work.layouts,
+                                                     limits=work.limits)
     work.notes += notes
     if problem is not None:
         work.file_problem = problem.message
@@ -222,7 +223,7 @@ def read_and_validate(work: FileWork, path: Path, key: HashKey, now: datetime, d
         quarantine_table(work, t, sh.problem.rule, sh.problem.message)
     for st in tables:
         work.profile = st.profile
-        work.rows_read += st.staged.height + len(st.ragged)
+        work.rows_read += st.staged.height + len(st.ragged) + sum(e.rule == "line_too_long" for e in st.structural)
         if st.shape is not None:
             work.shape_lines += st.shape.lines
         validate_table(work, st, now, docs_dir, engine)

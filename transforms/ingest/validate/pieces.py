@@ -10,6 +10,7 @@ from pathlib import Path
 import polars as pl
 
 from transforms.ingest.read.cast.canonical import StagedTable, stage_table
+from transforms.ingest.read.files.line_limits import has_long_line
 from transforms.ingest.read.layouts import header as hd
 from transforms.ingest.read.tables import Piece, pieces, read_simple
 from transforms.ingest.validate import engines as va
@@ -48,6 +49,8 @@ def validate_in_pieces(work: FileWork, path: Path, size: int, piece_bytes: int, 
     has a flagged row or a cell equal to an ssn of another piece, every row passes. Otherwise
     the flagged pieces are read again and validated with the file's scope (``FileScope``); if
     the file's expectations then fail, every piece is read again to reject all its rows."""
+    if has_long_line(path, work.limits.max_line_bytes):
+        return False  # read whole by ``read_tables``, which rejects the line
     cuts = pieces(path, size, piece_bytes)
 
     def screen(piece: Piece) -> tuple[Screened, hd.Match, list[str]] | None:

@@ -12,6 +12,7 @@ import polars as pl
 
 from transforms.ingest.read.cast.canonical import StagedTable
 from transforms.ingest.read.files import readers as rd
+from transforms.ingest.read.files.line_limits import Limits
 from transforms.ingest.validate import engines as va
 from transforms.ingest.validate.masking import cells_json, mask_employer, mask_value
 
@@ -32,6 +33,7 @@ class FileWork:
     padded_ssns: int = 0  # ssns of 7 or 8 digits padded with the leading zeros a spreadsheet dropped
     context: object | None = None  # what the submission says of the file outside its rows (context.FileContext)
     layouts: tuple | None = None  # the payroll profiles in effect (profile_files.Layouts; None: the shipped ones)
+    limits: Limits = field(default_factory=Limits)  # what one file may hold (a line's bytes, a sheet's XML)
     shape_lines: int = 0  # a report's preamble, totals, block, repeated-header and note lines
     lines: int | None = None  # the file's physical lines (``submission.physical_lines``), counted where it is read
     blank_lines: int = 0  # of them, lines that hold no cell

@@ -52,7 +52,7 @@ def quote_hits(hits: pl.DataFrame, by_index: dict[int, FileWork], paths: dict[in
         w = by_index[index]
         # read as the first reading read it: with what the submission says of the file (its folder's
         # employer, files.csv), without which a layout that takes a field from them reads no table
-        tables, _, _, _ = read_tables(w.dataset, paths[index], w.rel, key, w.context, layouts=w.layouts)
+        tables, _, _, _ = read_tables(w.dataset, paths[index], w.rel, key, w.context, layouts=w.layouts, limits=w.limits)
         for row in grp.iter_rows(named=True):
             st = next((t for t in tables if t.sheet == row["source_sheet"]), tables[0] if tables else None)
             header = (st.headers if st is not None else {}).get(row["column"], row["column"]) if row["column"] else None

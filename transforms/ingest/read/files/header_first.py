@@ -9,6 +9,7 @@ from pathlib import Path
 
 import polars as pl
 
+from transforms.ingest.read.files import line_limits as ll
 from transforms.ingest.read.files import readers as rd
 from transforms.ingest.read.files import workbooks as wbk
 from transforms.ingest.read.layouts import header as hd
@@ -58,12 +59,13 @@ def read_simple(dataset: str, path: Path, piece: Piece | None = None, layouts: p
     return got
 
 
-def read_simple_many(dataset: str, paths: list[Path], layouts: pfiles.Layouts | None = None
-                     ) -> list[tuple[rd.RawTable, hd.Match, list[str]] | None]:
+def read_simple_many(dataset: str, paths: list[Path], layouts: pfiles.Layouts | None = None,
+                     max_line_bytes: int = ll.MAX_LINE_BYTES) -> list[tuple[rd.RawTable, hd.Match, list[str]] | None]:
     """``[read_simple(dataset, p) for p in paths]``, with one call of Polars' reader per layout
-    (``readers.read_delimited_fast_many``) and the layout found once per header line."""
-    return _read_simple(dataset, [(p.suffix.lower(), b"" if p.suffix.lower() in wbk.WORKBOOK_EXT else p.read_bytes())
-                                  for p in paths], layouts)
+    (``readers.read_delimited_fast_many``) and the layout found once per header line. A file with
+    a line over ``max_line_bytes`` is None (never read here: ``read_tables`` refuses or rejects it)."""
+    return _read_simple(dataset, [(p.suffix.lower(), b"" if p.suffix.lower() in wbk.WORKBOOK_EXT
+                                   or ll.has_long_line(p, max_line_bytes) else p.read_bytes()) for p in paths], layouts)
 
 
 def _read_simple(dataset: str, files: list[tuple[str, bytes]], layouts: pfiles.Layouts | None = None

@@ -172,18 +172,21 @@ def incomplete(root: Path, exclude: list[Path] | None = None) -> list[str]:
     return problems
 
 
-def physical_lines(path: Path | None) -> tuple[int | None, int]:
+def physical_lines(path: Path | None, max_sheet_mb: float | None = None) -> tuple[int | None, int]:
     """(lines, blank lines) of a file read (spec section 1: every line accounted for): a text
     file's physical lines, a workbook's rows that hold anything (every sheet's); None when it
-    cannot be read again."""
+    cannot be read again, or is a workbook with a sheet over ``max_sheet_mb`` (never read)."""
     if path is None:
         return None, 0
     from transforms.ingest.read.files import bytecount
+    from transforms.ingest.read.files import line_limits as ll
     from transforms.ingest.read.files import readers as rd
     from transforms.ingest.read.files import workbooks as wbk
 
     try:
         if path.suffix.lower() in wbk.WORKBOOK_EXT:
+            if path.suffix.lower() != ".xls" and ll.sheet_too_large(path, max_sheet_mb or ll.MAX_SHEET_MB) is not None:
+                return None, 0
             return sum(len(s.records) for s in wbk.read_workbook(path)), 0
         data = path.read_bytes()
         return bytecount.lines(data), bytecount.blank_lines(data)
