@@ -156,6 +156,31 @@ def rejects_rows(rejects: pl.DataFrame | None, awards: pl.DataFrame | None, limi
     return out
 
 
+def link_pdfs(out_dir: Path) -> bool:
+    """After ``impcredit documents`` rendered the PDFs a big run left as data: the run page's
+    Documents column links each application's notice and certificate PDF now in ``out_dir``, as a
+    run that rendered them itself does (``application_rows``). Whether the page changed."""
+    page = Path(out_dir) / "index.html"
+    if not page.is_file():
+        return False
+    html = page.read_bytes().decode("utf-8")
+    head, sep, rest = html.partition('<script type="application/json" id="apps-data">')
+    data, end, tail = rest.partition("</script>")
+    if not sep or not end:
+        return False
+    rows = json.loads(data.replace("<\\!--", "<!--"))
+    for r in rows:  # notice (html, pdf), certificate (html, pdf): the PDF beside its page
+        for html_at, pdf_at in ((9, 10), (11, 12)):
+            pdf = r[html_at].removesuffix(".html") + ".pdf" if r[html_at] else ""
+            if pdf and not r[pdf_at] and (Path(out_dir) / pdf).is_file():
+                r[pdf_at] = pdf
+    new = head + sep + _script_json(rows) + end + tail
+    if new == html:
+        return False
+    page.write_bytes(new.encode("utf-8"))
+    return True
+
+
 def _script_json(value) -> str:
     """JSON safe inside a <script> element (no ``</``, no HTML comment opener)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/").replace("<!--", "<\\!--")
