@@ -420,3 +420,10 @@ def test_a_big_run_leaves_its_pdfs_as_data_and_documents_renders_them(prefect_ha
     assert linked and all(row[2] == f"notices/{row[0]}.pdf" and (out / row[2]).is_file() for row in linked)
     assert any(row[4].startswith("certificates/") and row[4].endswith(".pdf") for row in linked)
     assert all((out / row[4]).is_file() for row in linked if row[4])
+
+    def page(folder: Path) -> str:  # but its run id and time
+        text = re.sub(r"<dt>Decided</dt><dd>[^<]*</dd>", "", (folder / "index.html").read_text())
+        return re.sub(r"annual-2023-\d{8}T\d+Z-\w+", "RUN", text)
+
+    # and its lists of certificates and notices: the combined PDFs, every file counted
+    assert "certificates/certificates.pdf" in page(out) and page(out) == page(inline)
