@@ -325,3 +325,63 @@ def test_the_page_says_what_was_written_and_how_it_was_read(tmp_path):
 def test_a_clean_submission_has_nothing_read_loosely(subs):
     result = check_submission(subs["clean"])
     assert result.readings == []
+
+
+# each quoted value (up to check_page.MAX_UNBROKEN_CHARS) and each character named in brackets, in a
+# cell's text: the lines it is laid out on (a Range over the text, whatever elements hold it)
+LINES_OF_NAMED = r"""sel => { const out = [], re = /\u201c[^\u201d]{0,40}\u201d|\[[^\[\]]+\]/g;
+  for (const td of document.querySelectorAll(sel)) {
+    const nodes = [], walk = document.createTreeWalker(td, NodeFilter.SHOW_TEXT); let n, text = "";
+    while ((n = walk.nextNode())) { nodes.push([n, text.length]); text += n.data; }
+    const at = i => { for (let k = nodes.length - 1; k >= 0; k--) if (nodes[k][1] <= i && nodes[k][0].data.length)
+      return [nodes[k][0], i - nodes[k][1]]; };
+    for (const m of text.matchAll(re)) {
+      const r = document.createRange(), [a, ao] = at(m.index), [b, bo] = at(m.index + m[0].length - 1);
+      r.setStart(a, ao); r.setEnd(b, bo + 1);
+      out.push([m[0], new Set([...r.getClientRects()].filter(x => x.width > 0).map(x => Math.round(x.bottom))).size]);
+    } }
+  return out; }"""
+
+
+def named_values_page(tmp_path: Path) -> Path:
+    """The check page of a payroll whose rejected values hold characters the page names."""
+    sub = tmp_path / "sub"
+    shutil.copytree(FIXTURE, sub)
+    pay = sub / "payroll" / "payroll.csv"
+    lines = pay.read_text().splitlines()
+    for i, col, value in ((2, 5, "12\u00a0345.50"), (3, 6, "1\u200b234.00\u202f"), (4, 5, "O7.04")):
+        cells = lines[i].split(",")
+        cells[col] = value
+        lines[i] = ",".join(cells)
+    lines[0] = lines[0].replace("gross_wages", "gross_wag#es")
+    pay.write_text("\n".join(lines) + "\n")
+    return write_check_page(check_submission(sub, now=dt.datetime(2024, 7, 1, 9, 0)), tmp_path / "page.html")
+
+
+def test_a_value_and_a_characters_name_are_never_broken_on_the_page(tmp_path):
+    """Issue 44: each quoted value and each character named in brackets is in an element the page
+    never wraps inside (no break-all, no overflow-wrap: anywhere applies to it)."""
+    html = named_values_page(tmp_path).read_text()
+    nobreak = '<span class="nobreak">'
+    assert f'<td class="value">{nobreak}\u201c12[no-break space]345.50\u201d</span></td>' in html
+    # a value longer than MAX_UNBROKEN_CHARS may wrap, between the characters it names
+    assert (f'<td class="value">\u201c1{nobreak}[zero-width space]</span>234.00{nobreak}[narrow no-break space]'
+            '</span>\u201d</td>') in html
+    assert f"the header {nobreak}\u201cgross_wag#es\u201d</span> is read as gross_wages" in html
+    assert "span.nobreak { white-space: nowrap; word-break: normal; overflow-wrap: normal; }" in html
+
+
+def test_in_a_browser_no_named_character_or_value_is_wrapped_inside(tmp_path, browser):
+    """The page at 900 px: every quoted value and every character's name is laid out on one line."""
+    page = named_values_page(tmp_path)
+    pg = browser.new_page(viewport={"width": 900, "height": 1200})
+    pg.goto(page.as_uri())
+    got = pg.evaluate(LINES_OF_NAMED, "#rejects td, #readings td, #held td")
+    named = {text for text, _ in got}
+    assert {"\u201c12[no-break space]345.50\u201d", "[zero-width space]", "[narrow no-break space]", "\u201cO7.04\u201d",
+            "\u201cgross_wag#es\u201d"} <= named
+    assert [(text, lines) for text, lines in got if lines != 1] == []
+    styles = pg.eval_on_selector_all("span.nobreak", """spans => spans.map(s => { const c = getComputedStyle(s);
+        return [c.whiteSpace, c.wordBreak, c.overflowWrap]; })""")
+    assert styles and set(map(tuple, styles)) == {("nowrap", "normal", "normal")}
+    pg.close()

@@ -203,6 +203,17 @@ def test_a_rejected_roster_line_or_an_empty_roster_holds_and_release_decides(bas
     work = base["root"] / "w6"
     awards, _ = run(sub, work, base["root"] / "o6")
     assert awards.filter(pl.col("application_id") == app)["status"].to_list() == ["HELD"]
+    # the rejected line is filed under its application's employer (the roster names none: the
+    # applicant), never under "employer id not readable" (issue 44)
+    out = base["root"] / "o6"
+    emp = awards.filter(pl.col("application_id") == app)["employer_id"][0]
+    assert sorted(p.name for p in (out / "rejects").glob("*.csv")) == [f"{emp}.csv"]
+    mine = pl.read_csv(out / "rejects" / f"{emp}.csv", infer_schema=False)
+    assert mine.select("file", "line", "column", "value").rows() == [("roster.csv", "2", "wage_category", "General Worker")]
+    page = (out / "index.html").read_text()
+    assert "employer id not readable" not in page
+    name = pl.read_csv(sub / "applications.csv", infer_schema=False).filter(pl.col("application_id") == app)["employer_name"][0]
+    assert f"<td>{name} ({emp[:2]}-{emp[2:]})</td><td class=\"num\">1</td>" in page
     # an analyst decides it as it stands
     con = ledger.connect(work / "impcredit.duckdb")
     now = ledger.now_utc()

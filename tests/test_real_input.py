@@ -402,3 +402,28 @@ def test_a_big_run_leaves_its_pdfs_as_data_and_documents_renders_them(prefect_ha
     assert not list(out.glob("*/*.pdf.json"))
     manifest = json.loads((out / "manifest.json").read_text())
     assert "notices/notices.pdf" in manifest["documents"]
+    # the run page's Documents column links each application's PDFs, as a run that rendered them
+    # itself does (issue 44: `documents` left the page without its PDF links)
+    monkeypatch.setenv("IMPCREDIT_PDF_MAX", "1000")
+    inline = tmp_path / "inline"
+    r = CliRunner().invoke(app, ["annual", "--input", str(sub), "--tax-year", "2023", "--as-of", "2024-07-01",
+                                 "--out", str(inline), "--workdir", str(tmp_path / "w2")])
+    assert r.exit_code == 0, r.output
+
+    def documents_column(folder: Path) -> list[tuple]:
+        html = (folder / "index.html").read_text()
+        rows = json.loads(html.split('id="apps-data">', 1)[1].split("</script>", 1)[0])
+        return [(row[0], *row[9:13]) for row in rows]
+
+    linked = documents_column(out)
+    assert linked == documents_column(inline)
+    assert linked and all(row[2] == f"notices/{row[0]}.pdf" and (out / row[2]).is_file() for row in linked)
+    assert any(row[4].startswith("certificates/") and row[4].endswith(".pdf") for row in linked)
+    assert all((out / row[4]).is_file() for row in linked if row[4])
+
+    def page(folder: Path) -> str:  # but its run id and time
+        text = re.sub(r"<dt>Decided</dt><dd>[^<]*</dd>", "", (folder / "index.html").read_text())
+        return re.sub(r"annual-2023-\d{8}T\d+Z-\w+", "RUN", text)
+
+    # and its lists of certificates and notices: the combined PDFs, every file counted
+    assert "certificates/certificates.pdf" in page(out) and page(out) == page(inline)

@@ -13,7 +13,8 @@ from flows.cli import common
 def documents(
     out: Annotated[Path, typer.Option("--out", help="Output folder of an annual run.", metavar="DIR")],
 ) -> None:
-    """Render the PDFs a big annual run left as data (certificates.pdf, notices.pdf).
+    """Render the PDFs a big annual run left as data (certificates.pdf, notices.pdf) and link
+    each application's PDFs from the run page (index.html), as a run that rendered them does.
 
     A run of more than IMPCREDIT_PDF_MAX documents (default 1,000) writes their data instead of
     the PDFs, so that a state-wide run is not held up; this renders them (about 1.5 ms a page).
@@ -24,6 +25,7 @@ def documents(
 
     from transforms.outputs import sha256_file, write_json
     from transforms.products.pdf import render_pending
+    from transforms.products.run_page import link_pdfs
 
     if not out.is_dir():
         common.fail(f"--out {out} is not a folder")
@@ -39,3 +41,5 @@ def documents(
         write_json(manifest, manifest_path)
     for p in made:
         common.console.print(f"wrote {p} ({p.stat().st_size / 2**20:,.1f} MB)")
+    if link_pdfs(out):
+        common.console.print(f"linked each application's PDFs from {out / 'index.html'}")

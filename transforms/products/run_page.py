@@ -17,6 +17,7 @@ from pathlib import Path
 
 import polars as pl
 
+from transforms.products._html import env as _html_env
 from transforms.products._html import render, safe_filename
 from transforms.products.as_written import plain_message
 from transforms.products.letter import fein
@@ -154,6 +155,50 @@ def rejects_rows(rejects: pl.DataFrame | None, awards: pl.DataFrame | None, limi
                     "fein": fein(emp) if emp else ", ".join(files), "lines": lines, "problems": problems,
                     "more": max(0, mine.height - 3), "href": rejects_file(emp)})
     return out
+
+
+def link_pdfs(out_dir: Path) -> bool:
+    """After ``impcredit documents`` rendered the PDFs a big run left as data: the run page's
+    Documents column links each application's notice and certificate PDF now in ``out_dir``, as a
+    run that rendered them itself does (``application_rows``). Whether the page changed."""
+    page = Path(out_dir) / "index.html"
+    if not page.is_file():
+        return False
+    html = page.read_bytes().decode("utf-8")
+    head, sep, rest = html.partition('<script type="application/json" id="apps-data">')
+    data, end, tail = rest.partition("</script>")
+    if not sep or not end:
+        return False
+    rows = json.loads(data.replace("<\\!--", "<!--"))
+    for r in rows:  # notice (html, pdf), certificate (html, pdf): the PDF beside its page
+        for html_at, pdf_at in ((9, 10), (11, 12)):
+            pdf = r[html_at].removesuffix(".html") + ".pdf" if r[html_at] else ""
+            if pdf and not r[pdf_at] and (Path(out_dir) / pdf).is_file():
+                r[pdf_at] = pdf
+    new = head + sep + _script_json(rows) + end + _relist_documents(Path(out_dir), tail)
+    if new == html:
+        return False
+    tmp = page.with_name(f".{page.name}.tmp")
+    tmp.write_bytes(new.encode("utf-8"))
+    tmp.replace(page)
+    return True
+
+
+def _relist_documents(out_dir: Path, html: str) -> str:
+    """``html`` (the end of a run page) with its certificates' and notices' file lists as the
+    folders hold them now (their combined PDFs, their counts), as ``_file_groups`` lists them."""
+    import re
+
+    from transforms.outputs import _walk_files
+
+    root = len(str(out_dir)) + 1
+    files = sorted(f for f in (str(p)[root:] for p in _walk_files(out_dir)) if f.startswith(("certificates/", "notices/")))
+    for group in _file_groups(files):
+        title = group["title"].split(" (", 1)[0]
+        listed = re.compile(rf"<h2>{re.escape(title)} \([^<]*\)</h2>\n<ul>\n.*?</ul>\n", re.DOTALL)
+        fresh = _html_env().get_template("_file_group.html.j2").render(group=group)
+        html = listed.sub(lambda _m, fresh=fresh: fresh, html, count=1)
+    return html
 
 
 def _script_json(value) -> str:

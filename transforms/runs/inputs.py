@@ -15,7 +15,7 @@ import polars as pl
 
 from transforms import failpoints, schema
 from transforms.ingest.executors import Executor
-from transforms.ingest.store.standing_rejects import STANDING_SCHEMA, as_rejects
+from transforms.ingest.store.standing_rejects import STANDING_SCHEMA, as_rejects, under_applicant
 from transforms.ingest.validate.identity import resolve as resolve_identities
 from transforms.options import IngestOptions
 from transforms.outputs import sha256_file, write_csv
@@ -251,6 +251,7 @@ def stage_inputs(input_dir: Path, workdir: Path, key: HashKey, *, data_docs: boo
     anew = {f.sha256 for f in report.files if f.status != "duplicate"}
     if (standing_only := as_rejects(workdir, standing, rejects, anew)).height:
         rejects = pl.concat([rejects, standing_only.select(rejects.columns)]).sort("file", "line", maintain_order=True)
+    rejects = under_applicant(rejects, standing, frames["applications"])  # a roster line: its applicant's
     staged = RunInputs(frames, rejects, input_file_records(input_dir, hashed),
                           key.source, key.key_id, report, docs_dir, pl.concat([standing, ids.lines]), named)
     staged.unclaimed_without_ssn = ids.unclaimed_without_ssn

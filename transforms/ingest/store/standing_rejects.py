@@ -118,6 +118,24 @@ def as_rejects(workdir: Path, standing: pl.DataFrame, fresh: pl.DataFrame, read_
     return pl.DataFrame(rows, schema=REJECT_SCHEMA) if rows else pl.DataFrame(schema=REJECT_SCHEMA)
 
 
+def under_applicant(rejects: pl.DataFrame, standing: pl.DataFrame, applications: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
+    """``rejects`` with each rejected roster line that names no employer (its ``employer_id``
+    empty or absent: the applicant, spec section 2) filed under its application's employer, found
+    by the application id the lake kept of the line (``standing``): rejects/<employer>.csv, the
+    run page and the notice list it with its employer, never as an unreadable employer id."""
+    if not rejects.height or rejects.get_column("employer_id").is_not_null().all():
+        return rejects
+    lines = standing.filter((pl.col("dataset") == "roster") & pl.col("employer_id").is_null()
+                            & pl.col("application_id").is_not_null()).select("file", "line", "application_id")
+    if not lines.height:
+        return rejects
+    applicant = applications.lazy().select("application_id", pl.col("employer_id").alias("__applicant")).unique(
+        "application_id", keep="first").collect()
+    found = lines.join(applicant, on="application_id").select("file", "line", "__applicant").unique(["file", "line"])
+    return rejects.join(found, on=["file", "line"], how="left", maintain_order="left").with_columns(
+        pl.coalesce("employer_id", "__applicant").alias("employer_id")).drop("__applicant")
+
+
 def _cells(workdir: Path, shas: set[str]) -> dict[tuple, str]:
     """(file sha256, sheet, line) -> the cells the quarantine kept of the line (masked), for ``shas``."""
     if not shas:
