@@ -24,7 +24,7 @@ LAG = st.sampled_from(["0", "5", " 14", "", "x", None])
 
 def cells(frame: pl.DataFrame, columns: dict[str, int]) -> Cells:
     profile = SimpleNamespace(date_formats=["%m/%d/%Y"], number=None, derived={}, employer_id_strip=[],
-                              employee_id_from=[])
+                              employee_id_from=[], carry=[])
     table = SimpleNamespace(frame=frame, headers=list(frame.columns))
     return Cells(table, SimpleNamespace(profile=profile, columns=columns))
 
