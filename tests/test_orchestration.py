@@ -177,19 +177,21 @@ def test_whatif_with_the_cap_raised_changes_exactly_the_capped_awards(prefect_ha
 
 
 def test_backfill_runs_years_in_order_and_reports_a_failed_year(prefect_harness, submission, tmp_path):
+    """A year that fails (2025: no application; a year dated after today, like 2099, is refused before
+    anything is read: tests/test_decision_guards.py) is reported beside the years that completed."""
     from flows.backfill import backfill_flow
 
     cases = [employer_case(1, "2023-02-01T09:00:00", tax_year=2022), employer_case(2, "2024-02-01T09:00:00", tax_year=2023)]
     inp = submission(cases)
     state = backfill_flow(
-        input_dir=inp, years=[2023, 2022, 2099], as_of=None, out_dir=tmp_path / "out", workdir=tmp_path / "work",
+        input_dir=inp, years=[2023, 2022, 2025], as_of=None, out_dir=tmp_path / "out", workdir=tmp_path / "work",
         params=PARAMS, settings=Settings(), return_state=True,
     )
     report = state.result(raise_on_failure=False)
     assert state.is_failed()
-    assert report.completed == [2022, 2023] and report.failed == [2099]
-    assert "completed: 2022, 2023" in state.message and "failed: 2099" in state.message
-    assert "2099" in report.years[-1].message or report.years[-1].message
+    assert report.completed == [2022, 2023] and report.failed == [2025]
+    assert "completed: 2022, 2023" in state.message and "failed: 2025" in state.message
+    assert "2025" in report.years[-1].message or report.years[-1].message
     con = duckdb.connect(str(tmp_path / "work" / "impcredit.duckdb"), read_only=True)
     runs = con.sql("SELECT tax_year, approval_year FROM runs WHERE kind = 'annual' ORDER BY committed_at").fetchall()
     con.close()
