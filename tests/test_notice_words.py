@@ -124,7 +124,7 @@ def test_a_held_notice_never_says_nothing_was_rejected(held_total):
             assert dated, flat[:600]
             by = dt.datetime.strptime(dated.group(1), "%B %d, %Y").date() + dt.timedelta(days=30)
             assert f"send the corrected files by {by:%B} {by.day}, {by.year}, the way you sent your submission" in flat
-            assert "is not proven" not in flat
+            assert "is not proven" not in flat and "the end of this notice; the next run decides" in flat
         assert_pointers_true(html)
 
 
