@@ -35,3 +35,16 @@ def frames_for(cases: list[dict]) -> dict[str, pl.DataFrame]:
     """Staged frames of several scenarios side by side."""
     parts = [build_frames(c, PARAMS) for c in cases]
     return {k: pl.concat([p[k] for p in parts]) for k in parts[0]}
+
+
+def twelve_employers_without_agency_gaps(sub) -> None:
+    """``generate_submission``'s 12 employers (seed 31, tax year 2023, no groups or fiscal years) at
+    ``sub``, every employer given rates for every rate year, so no agency gap holds anything."""
+    from transforms.synthetic.generate import generate_submission
+
+    generate_submission(sub, employers=12, seed=31, tax_year=2023, groups_and_fiscal=False)
+    rates = pl.read_csv(sub / "employer_rates.csv", infer_schema=False)
+    every = rates.select("employer_id").unique().join(rates.select("rate_year_start").unique(), how="cross")
+    missing = every.join(rates, on=["employer_id", "rate_year_start"], how="anti").with_columns(
+        pl.lit("0.0280").alias("ui_rate"), pl.lit("0.0050").alias("di_rate"))
+    pl.concat([rates, missing.select(rates.columns)]).write_csv(sub / "employer_rates.csv")

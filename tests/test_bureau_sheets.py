@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 
 from tests.fixtures.exports.common import write_xlsx
+from tests.helpers import twelve_employers_without_agency_gaps
 from tests.test_file_employers import AS_OF, COLS, PARAMS
 from transforms.award import ledger
 from transforms.ingest import ingest_folder
@@ -23,7 +24,6 @@ from transforms.pii import demo_key
 from transforms.runs import annual as steps
 from transforms.runs.inputs import SubmissionIncomplete
 from transforms.settings import Settings
-from transforms.synthetic.generate import generate_submission
 
 KEY = demo_key()
 TABS = ("Client A", "Client B", "Client C")
@@ -54,12 +54,7 @@ def base(tmp_path_factory):
     a run where each client's payroll is its own canonical file."""
     root = tmp_path_factory.mktemp("bureau")
     sub = root / "sub"
-    generate_submission(sub, employers=12, seed=31, tax_year=2023, groups_and_fiscal=False)
-    rates = pl.read_csv(sub / "employer_rates.csv", infer_schema=False)  # no agency gap holds anything here
-    every = rates.select("employer_id").unique().join(rates.select("rate_year_start").unique(), how="cross")
-    missing = every.join(rates, on=["employer_id", "rate_year_start"], how="anti").with_columns(
-        pl.lit("0.0280").alias("ui_rate"), pl.lit("0.0050").alias("di_rate"))
-    pl.concat([rates, missing.select(rates.columns)]).write_csv(sub / "employer_rates.csv")
+    twelve_employers_without_agency_gaps(sub)  # no agency gap holds anything here
     whole = run(sub, root / "w-whole", root / "o-whole")  # three employers awarded money become the clients
     paid = whole.filter(pl.col("awarded") != "0.00")["employer_id"].unique().sort().to_list()
     assert len(paid) >= 3, whole.select(COLS)

@@ -17,12 +17,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tests.helpers import twelve_employers_without_agency_gaps
 from transforms.award import ledger
 from transforms.pii import demo_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
 from transforms.settings import Settings
-from transforms.synthetic.generate import generate_submission
 
 KEY = demo_key()
 PARAMS = load_parameters()
@@ -46,12 +46,7 @@ def run(sub: Path, work: Path, out: Path) -> pl.DataFrame:
 def base(tmp_path_factory):
     root = tmp_path_factory.mktemp("file_employers")
     sub = root / "sub"
-    generate_submission(sub, employers=12, seed=31, tax_year=2023, groups_and_fiscal=False)
-    rates = pl.read_csv(sub / "employer_rates.csv", infer_schema=False)  # no agency gap holds anything here
-    every = rates.select("employer_id").unique().join(rates.select("rate_year_start").unique(), how="cross")
-    missing = every.join(rates, on=["employer_id", "rate_year_start"], how="anti").with_columns(
-        pl.lit("0.0280").alias("ui_rate"), pl.lit("0.0050").alias("di_rate"))
-    pl.concat([rates, missing.select(rates.columns)]).write_csv(sub / "employer_rates.csv")
+    twelve_employers_without_agency_gaps(sub)  # no agency gap holds anything here
     roster = pl.read_csv(sub / "roster.csv", infer_schema=False)  # nothing declared: only the lines can hold
     roster.select("application_id", "employee_id", "wage_category").write_csv(sub / "roster.csv")
     awards = run(sub, root / "w0", root / "o0")

@@ -15,12 +15,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tests.helpers import twelve_employers_without_agency_gaps
 from transforms.award import ledger
 from transforms.pii import demo_key
 from transforms.reference.parameters import load_parameters
 from transforms.runs import annual as steps
 from transforms.settings import Settings
-from transforms.synthetic.generate import generate_submission
 
 KEY = demo_key()
 PARAMS = load_parameters()
@@ -42,12 +42,7 @@ def run(sub: Path, work: Path, out: Path, products: bool = False) -> pl.DataFram
 def base(tmp_path_factory):
     root = tmp_path_factory.mktemp("lines")
     sub = root / "canonical"
-    generate_submission(sub, employers=12, seed=31, tax_year=2023, groups_and_fiscal=False)
-    rates = pl.read_csv(sub / "employer_rates.csv", infer_schema=False)  # no agency gap holds anything here
-    every = rates.select("employer_id").unique().join(rates.select("rate_year_start").unique(), how="cross")
-    missing = every.join(rates, on=["employer_id", "rate_year_start"], how="anti").with_columns(
-        pl.lit("0.0280").alias("ui_rate"), pl.lit("0.0050").alias("di_rate"))
-    pl.concat([rates, missing.select(rates.columns)]).write_csv(sub / "employer_rates.csv")
+    twelve_employers_without_agency_gaps(sub)  # no agency gap holds anything here
     right = run(sub, root / "w_right", root / "o_right")
     assert (right["status"] == "APPROVED").sum() >= 2
     return {"root": root, "sub": sub, "right": right}

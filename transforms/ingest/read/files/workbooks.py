@@ -110,30 +110,18 @@ def _with_durations(reader, name: str, rows, columns: list[int]):
 def _first_rows(path: Path) -> dict[str, int]:
     """The spreadsheet row number of each sheet's first stored value (calamine numbers the rows
     of a sheet's used range from it): read from the workbook's XML up to that row only."""
-    import re
     import zipfile
     from xml.etree import ElementTree as ET
 
     out: dict[str, int] = {}
     try:
         with zipfile.ZipFile(path) as z:
-            wb = z.read("xl/workbook.xml").decode("utf-8", "replace")
-            rels = z.read("xl/_rels/workbook.xml.rels").decode("utf-8", "replace")
-            target = {m.group(1): m.group(2) for m in re.finditer(r'<Relationship[^>]*Id="([^"]+)"[^>]*Target="([^"]+)"', rels)}
-            target |= {m.group(2): m.group(1) for m in re.finditer(r'<Relationship[^>]*Target="([^"]+)"[^>]*Id="([^"]+)"', rels)}
-            for m in re.finditer(r'<sheet\b[^>]*>', wb):
-                tag = m.group(0)
-                name = re.search(r'name="([^"]*)"', tag)
-                rid = re.search(r'r:id="([^"]*)"', tag)
-                if not name or not rid or rid.group(1) not in target:
-                    continue
-                member = target[rid.group(1)].lstrip("/")
-                member = member if member.startswith("xl/") else f"xl/{member}"
+            for name, member in _sheet_members(z).items():
                 with z.open(member) as fh:
                     for _, el in ET.iterparse(fh, events=("end",)):
                         if el.tag.endswith("}row") and any(
                                 c.tag.endswith("}c") and any(v.tag.endswith(("}v", "}is")) for v in c) for c in el):
-                            out[_unescape(name.group(1))] = int(el.get("r", "1"))
+                            out[name] = int(el.get("r", "1"))
                             break
                         if el.tag.endswith("}row"):
                             el.clear()
@@ -233,9 +221,3 @@ def _sheet_members(z) -> dict[str, str]:
         member = target[rid.group(1)].lstrip("/")
         out[unescape(name.group(1))] = member if member.startswith("xl/") else f"xl/{member}"
     return out
-
-
-def _unescape(name: str) -> str:
-    from html import unescape
-
-    return unescape(name)
