@@ -211,7 +211,8 @@ def test_a_worker_killed_mid_run_leaves_its_run_crashed_not_running(server):
         assert time.monotonic() - killed < 240, "still Running 240 s after its worker died"
         time.sleep(2)
     assert state["type"] == "CRASHED" and "no heartbeat for 90 s" in state["message"], state
-    assert not (server.root / "out-zombie" / "annual" / "2023" / "manifest.json").exists()  # nothing published
+    # whether the run had published its outputs before its worker died is a race (on an idle machine it may
+    # have); what a killed worker must never leave is a run shown Running, asserted above
 
 
 def test_with_a_key_file_the_annual_deployment_writes_the_cli_credits(server, keyed):
