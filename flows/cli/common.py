@@ -17,7 +17,7 @@ from pathlib import Path
 import typer
 
 from flows import _env, api
-from flows.cli.consoles import (  # noqa: E402,F401  (the commands print through common)
+from flows.cli.consoles import (  # noqa: F401  (re-exported: the commands print through common)
     Whole,
     console,
     err,
