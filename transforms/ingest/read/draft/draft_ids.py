@@ -181,7 +181,7 @@ def files_csv_lines(d, header: list[str], values: list[list[str]], sub: Submissi
     files.csv already gives them."""
     have = set(d.fields) | {x for _, fields, _ in d.blocks for x in fields}
     if have & {"period_start", "period_end", "pay_period", "pay_frequency"} or not (
-            "pay_date" in have or d.sheet_date):
+            "pay_date" in have or d.sheet_date or d.file_date):
         return
     dates = []
     if isinstance(d.fields.get("pay_date"), str) and d.fields["pay_date"] in header:

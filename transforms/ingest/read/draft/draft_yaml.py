@@ -119,7 +119,7 @@ def _periods(d) -> list[str]:
     if "pay_period" in f and not {"period_start", "period_end"} <= has:
         return ["# the pay period is printed in one cell (12/24/2022 - 01/06/2023): cut in two",
                 'split: {pay_period: {into: [period_start, period_end], pattern: "\\\\s*(\\\\S+)\\\\s*-\\\\s*(\\\\S+)\\\\s*"}}']
-    if d.sheet_date:
+    if d.sheet_date or d.file_date:
         has.add("pay_date")
     if not {"period_start", "period_end"} <= has and "pay_date" in has:
         freq = ", frequency: pay_frequency" if "pay_frequency" in f else ""
@@ -146,6 +146,8 @@ def _report(d) -> list[str]:
         report.append(f"  end: [{', '.join(_q(e) for e in d.end)}]")
     if d.sheet_date:
         report.append(f"  sheet_name: {{pattern: {_q(d.sheet_date[0])}, date_format: {_q(d.sheet_date[1])}}}")
+    if d.file_date:
+        report.append(f"  file_name: {{pattern: {_q(d.file_date[0])}, date_format: {_q(d.file_date[1])}}}")
     if d.blocks or d.employee_block:
         report.append("  blocks:")
         for label, fields, value in d.blocks:
