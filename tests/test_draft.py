@@ -250,8 +250,23 @@ def test_a_block_per_paycheck_named_on_its_own_line_with_a_summary_is_drafted_to
     ("NJ - Unemployment Company", "er_sui"), ("Federal Unemployment", "er_futa"), ("Employer 401(k) Match", None),
     ("Total Employer Taxes and Contributions +4", "employer_taxes"), ("Adjusted Gross Pay", None),
     ("Total Gross Pay Hours", "hours"), ("Hours and Earnings Amount", "gross_wages"),
+    ("Employee last name", "last_name"), ("Employee first name", "first_name"), ("Employee", "employee_name"),
 ])
 def test_what_a_header_reaches(header, field):
     from transforms.ingest.read.layouts import profile_files as pfiles
 
     assert dg.reach(pfiles.vocabulary().reader(), dg.no_place(header)) == field
+
+
+def test_a_csv_per_pay_run_named_by_its_check_date_takes_the_date_from_its_name(tmp_path):
+    """No date in the file: the pay date is the file's name (``report.file_name``), the period from
+    it by ``payroll/files.csv``'s frequency; a name without a date gives none."""
+    rows = "Employee ID,Hours,Gross Pay,Employer Taxes\nE1,80.00,1040.00,113.88\nE2,72.00,936.00,102.49\n"
+    (tmp_path / "Payroll Summary 2023-01-13.csv").write_text(rows)
+    text = draft_yaml(draft_profile(tmp_path / "Payroll Summary 2023-01-13.csv", "runs"))
+    assert '  file_name: {pattern: "(?P<pay_date>\\\\d{4}-\\\\d{2}-\\\\d{2})", date_format: "%Y-%m-%d"}\n' in text, text
+    assert "period_from_pay_date: {rule: period_ending_on_pay_date}\n" in text
+    assert "# GUESSED: the pay date is in the file's name ('Payroll Summary 2023-01-13.csv')" in text
+    (tmp_path / "Payroll Summary.csv").write_text(rows)
+    text = draft_yaml(draft_profile(tmp_path / "Payroll Summary.csv", "runs"))
+    assert "file_name" not in text and "period_from_pay_date" not in text
