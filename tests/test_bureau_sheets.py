@@ -7,13 +7,15 @@ one line and the run stops before deciding."""
 
 from __future__ import annotations
 
+import datetime as dt
 import shutil
+from decimal import Decimal
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-from tests.fixtures.exports import bureau_workbook as bw
+from tests.fixtures.exports.common import write_xlsx
 from tests.helpers import twelve_employers_without_agency_gaps
 from tests.test_file_employers import AS_OF, COLS, PARAMS
 from transforms.award import ledger
@@ -24,6 +26,7 @@ from transforms.runs.inputs import SubmissionIncomplete
 from transforms.settings import Settings
 
 KEY = demo_key()
+TABS = ("Client A", "Client B", "Client C")
 
 
 def run(sub: Path, work: Path, out: Path) -> pl.DataFrame:
@@ -37,6 +40,14 @@ def run(sub: Path, work: Path, out: Path) -> pl.DataFrame:
     return pl.read_csv(out / "awards.csv", infer_schema=False).sort("application_id")
 
 
+def tab(rows: pl.DataFrame) -> list[list]:
+    """A client's tab as a bureau prints it: no employer column, dates and amounts typed."""
+    head = [c for c in rows.columns if c != "employer_id"]
+    body = [[dt.date.fromisoformat(v) if c.startswith("period") else Decimal(v) if c in ("hours", "gross_wages",
+             "employer_taxes") else v for c, v in zip(head, r, strict=True)] for r in rows.select(head).iter_rows()]
+    return [head, *body]
+
+
 @pytest.fixture(scope="module")
 def base(tmp_path_factory):
     """The submission with three clients' payroll taken out of the shared file, and the awards of
@@ -48,7 +59,10 @@ def base(tmp_path_factory):
     paid = whole.filter(pl.col("awarded") != "0.00")["employer_id"].unique().sort().to_list()
     assert len(paid) >= 3, whole.select(COLS)
     clients = paid[:3]
-    parts = bw.take_out(sub, clients)
+    shared = sub / "payroll" / "payroll_001.csv"
+    pay = pl.read_csv(shared, infer_schema=False)
+    pay.filter(~pl.col("employer_id").is_in(clients)).write_csv(shared)
+    parts = {c: pay.filter(pl.col("employer_id") == c) for c in clients}
     apart = root / "apart"
     shutil.copytree(sub, apart)
     for i, rows in enumerate(parts.values()):
@@ -64,13 +78,19 @@ def bureau(base, name: str, manifest: str, *, printed: str | None = None) -> Pat
     """The submission with the clients' payroll in one workbook, a tab per client, and files.csv."""
     sub = base["root"] / name
     shutil.copytree(base["sub"], sub)
-    bw.write(sub / "payroll", base["parts"], printed)  # printed: Client B's tab prints another employer
+    tabs = {t: tab(rows) for t, rows in zip(TABS, base["parts"].values(), strict=True)}
+    if printed is not None:  # Client B's tab prints an employer column of another employer
+        rows = base["parts"][base["clients"][1]]
+        tabs["Client B"] = [["employer_id", *tabs["Client B"][0]], *([printed, *r] for r in tabs["Client B"][1:])]
+        assert len(tabs["Client B"]) == rows.height + 1
+    write_xlsx(sub / "payroll" / "bureau.xlsx", tabs)
     (sub / "payroll" / "files.csv").write_text(manifest)
     return sub
 
 
 def routes(base, extra: str = "") -> str:
-    return bw.routes(base["clients"], extra)
+    return "file,sheet,employer_id\n" + "".join(
+        f"bureau.xlsx,{t},{c[:2]}-{c[2:]}\n" for t, c in zip(TABS, base["clients"], strict=True)) + extra
 
 
 def test_a_bureau_workbook_routed_by_sheet_gets_the_credits_of_three_canonical_files(base):

@@ -21,7 +21,7 @@ import yaml
 
 import tests.fixtures.exports as exports
 from tests.fixtures.exports import common
-from tests.fixtures.exports import transposed_register as tr
+from tests.fixtures.exports import transposed_months as tr
 from tests.fixtures.exports.run import decide
 from tests.test_unread_tables import submission as example_a
 from transforms.ingest.read.draft.draft import draft_profile, draft_yaml
@@ -73,7 +73,7 @@ ENTRIES: list[Entry] = [
     *_both("quickbooks_online", "quickbooks_payroll_details"),
     *_both("rippling", "rippling_payroll_register"),
     *_both("timeclock_hours_minutes", "timeclock_payroll_summary"),
-    *(Entry("transposed_register", fmt, (), payroll="example_a") for fmt in ("xlsx", "csv")),
+    *(Entry("transposed_months", fmt, (), payroll="example_a") for fmt in ("xlsx", "csv")),
     Entry("shapes/register", "csv", ("register_lines",), payroll="shapes"),
     Entry("shapes/journal", "csv", ("journal_lines",), payroll="shapes"),
 ]
@@ -81,8 +81,6 @@ ENTRIES: list[Entry] = [
 # modules of tests/fixtures/exports with a ``write`` that are no export, and shapes not tried
 EXCLUDED = {
     "common": "the payroll every export encodes and the canonical layout's writer (the reference)",
-    "bureau_workbook": "its tabs are in the canonical layout (tests/test_bureau_sheets.py): the canonical profile, which "
-                       "cannot be taken away, reads them before any draft (files.csv routes each tab to its client)",
     "shapes/payroll": "off_cycle.csv is the canonical layout (the shapes' reference): the canonical profile reads it",
 }
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from tests.fixtures.exports import transposed_register as tr
+from tests.fixtures.exports import transposed_months as tr
 from tests.test_unread_tables import EMPLOYER, annual, month_rows, submission
 from transforms.ingest.read.layouts.profile_files import load_profiles
 from transforms.ingest.read.reports import transpose as tp
