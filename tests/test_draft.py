@@ -270,3 +270,21 @@ def test_a_csv_per_pay_run_named_by_its_check_date_takes_the_date_from_its_name(
     (tmp_path / "Payroll Summary.csv").write_text(rows)
     text = draft_yaml(draft_profile(tmp_path / "Payroll Summary.csv", "runs"))
     assert "file_name" not in text and "period_from_pay_date" not in text
+
+
+def test_a_check_date_and_period_above_a_transposed_table_as_two_cells_are_block_lines(tmp_path):
+    """QuickBooks-style register (``tests/fixtures/exports/transposed_register.py``): ``Check date |
+    01/11/2024`` and ``Pay period | 12/23/2023 - 01/05/2024`` above the table, the value in the first
+    employee's column, are drafted as block lines, not as the table's first rows (which hid the
+    employees' names: the draft did not load)."""
+    from tests.fixtures.exports import transposed_register as qb
+
+    (path, *_) = sorted(qb.write(tmp_path, "csv"))
+    text = draft_yaml(draft_profile(path, "qb"))
+    profile = yaml.safe_load(text)
+    assert profile["report"]["blocks"][:2] == [
+        {"label": "check date", "fields": ["pay_date"]},
+        {"label": "pay period", "fields": ["period_start", "period_end"], "value": r"(\S+)\s*(?:-|to|through|thru)\s*(\S+)"}]
+    assert profile["transposed"] == {"label_columns": 4, "group_row": 1, "heading_row": 2}
+    assert profile["employee_id_from"] == ["employee_name"] and "pay_date" not in profile["fields"]
+    assert "DOES NOT LOAD" not in text

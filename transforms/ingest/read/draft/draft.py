@@ -129,10 +129,12 @@ def _candidate(words, sheet: str | None, records: Records) -> _Candidate | None:
         if got and (best is None or (len(got), -i) > (len(best.reached), -best.index)):
             best = cand
     n = dl.label_columns(records)
-    start = tp.table_start(records, n)
+    # a pay date or period printed above the table as label and value (two cells) is a block line
+    above = tuple(re.escape(label) for label, _, _ in dg.blocks(words, records[:60]))
+    start = tp.table_start(records, n, above)
     if start is not None:
         group = dl.groups(records[start:], n)
-        turned = tp.transposed(records, n, group_row=group[0], heading_row=group[1])
+        turned = tp.transposed(records, n, group_row=group[0], heading_row=group[1], blocks=above)
         got = _reached(words, [dg.no_place(c) for c in turned[start][1] if c])
         cand = _Candidate(sheet, turned, start, got, len(turned) - start - 1, True, (n, *group))
         if got and (best is None or len(got) > len(best.reached) + 1):
