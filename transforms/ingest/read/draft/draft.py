@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from transforms.ingest.read import figures as fg
+from transforms.ingest.read.draft import draft_codes as dc
 from transforms.ingest.read.draft import draft_guess as dg
 from transforms.ingest.read.draft import draft_ids as di
 from transforms.ingest.read.draft import draft_lines as dl
@@ -73,6 +74,7 @@ class Draft:
     units: dict[str, str] = field(default_factory=dict)  # hours fields written as hours and minutes
     fixed_width: list[str] | None = None  # printed in columns: cut at the heading (the continued columns)
     extension: str = ""
+    codes: dict | None = None  # a line per code: layout: long's fields and code table (draft_codes)
 
 
 SUMMARY_NAMES = re.compile(r"summary|totals?\b|notes?\b|criteria|cover|instructions|read ?me", re.I)
@@ -168,6 +170,7 @@ def draft_profile(path: Path, name: str | None = None, agency: Path | None = Non
     di.employer_column(d, header, values, sub)
     di.employee_column(d, header, values, sub)
     di.employee(d, header, values)
+    dc.code_lines(d, words, header, values)
     alone = dl.employee_lines(d, header, best.records[best.index + 1:])
     _totals_or_parts(d, words, alike)
     _blank_figures(d, values)
