@@ -140,3 +140,63 @@ def test_same_payroll_from_the_figures(a, b, same):
                                              ("80", "80"), ("Rivera, Ana", None), ("", None)])
 def test_an_amount_as_printed(cell, value):
     assert dtabs.amount(cell) == (Decimal(value) if value is not None else None)
+
+
+def test_the_repeated_tabs_fixture_drafted_unedited_decides_as_canonical(tmp_path, canonical):
+    """``tests/fixtures/exports/repeated_tabs.py`` (written from the makers' documentation by another
+    hand): one register by department, by location and by employee, each with group headings and
+    sub-totals. The department tab is read, the two others skipped by name."""
+    from tests.fixtures.exports import repeated_tabs as rt
+
+    sub = rt.write_submission(tmp_path / "sub")
+    (path,) = (sub / "payroll" / common.EMPLOYER).iterdir()
+    text = _drafted(path, tmp_path / "profiles", "repeated_tabs_draft")
+    assert yaml.safe_load(text)["sheets"] == {"read": ["By Department"], "skip": ["By Location", "By Employee"]}, text
+    assert ("# GUESSED: sheet(s) 'By Location', 'By Employee' repeat the payroll of sheet 'By Department' (laid out "
+            "alike; employer_taxes 15,267.56, gross_wages 136,967.25, hours 10,025.5, the same 3 employees, the same "
+            "159 dates): only 'By Department' is read") in text
+    assert "DOES NOT LOAD" not in text
+    staged, out = decide(sub, tmp_path / "work", profiles=tmp_path / "profiles")
+    (rec,) = [f for f in staged.report.files if f.file.startswith("payroll/")]
+    assert (rec.profile, rec.status, rec.rows_accepted) == ("repeated_tabs_draft", "accepted", 159), rec
+    assert staged.rejects.filter(pl.col("file").str.starts_with("payroll/")).height == 0
+    assert by_person(out, rt.EMPLOYEE_IDS) == canonical
+
+
+def test_the_bureau_workbook_a_tab_per_client_is_read_whole_and_decides_as_canonical(tmp_path):
+    """``tests/fixtures/exports/bureau_workbook.py``: tabs laid out alike holding three clients'
+    payrolls (other employees, other totals): every tab read, none said to repeat another; with
+    ``payroll/files.csv`` routing each tab, the unedited draft decides as each client's canonical file."""
+    from tests.fixtures.exports import bureau_workbook as bw
+
+    sub = bw.write_submission(tmp_path / "sub")
+    text = _drafted(sub / "payroll" / bw.WORKBOOK, tmp_path / "profiles", "bureau_draft")
+    assert yaml.safe_load(text)["sheets"] == {"read": [c.tab for c in bw.CLIENTS]}, text
+    assert "repeat the payroll" not in text and "DOES NOT LOAD" not in text
+    staged, out = decide(sub, tmp_path / "work", profiles=tmp_path / "profiles")
+    assert staged.rejects.filter(pl.col("file").str.starts_with("payroll/")).height == 0
+    _, want = decide(bw.write_canonical_submission(tmp_path / "csub"), tmp_path / "cwork")
+    assert by_person(out, bw.EMPLOYEE_IDS) == by_person(want, bw.EMPLOYEE_IDS)
+    assert len(by_person(out, bw.EMPLOYEE_IDS)[1]) == 3  # an award per client
+
+
+def test_a_profile_reading_two_tabs_of_one_payroll_does_not_crash(tmp_path):
+    """The draft edited to read two tabs of one payroll (``By Department`` and ``By Location``):
+    ingest does not crash (was ``IndexError``); each line of the second tab is an exact copy of
+    one of the first, rejected and named, so the payroll counts once; its own totals lines, the
+    first tab's labels not theirs, are rejects too, so the application is HELD, never decided on
+    what is left."""
+    from tests.fixtures.exports import repeated_tabs as rt
+
+    sub = rt.write_submission(tmp_path / "sub")
+    (path,) = (sub / "payroll" / common.EMPLOYER).iterdir()
+    text = _drafted(path, tmp_path / "profiles", "two_tabs")
+    text = text.replace('sheets: {read: ["By Department"], skip: ["By Location", "By Employee"]}',
+                        'sheets: {read: ["By Department", "By Location"], skip: ["By Employee"]}')
+    (tmp_path / "profiles" / "two_tabs.yaml").write_text(text, encoding="utf-8")
+    staged, out = decide(sub, tmp_path / "work", profiles=tmp_path / "profiles")
+    rejects = staged.rejects.filter(pl.col("file").str.starts_with("payroll/"))
+    assert set(rejects["file"]) == {f"payroll/{common.EMPLOYER}/{rt.FILE_NAME}[By Location]"}
+    assert rejects.filter(pl.col("rule") == "duplicate_row").height == 159  # every check of the second tab
+    (award,) = by_person(out, rt.EMPLOYEE_IDS)[1]
+    assert award[5:9] == ("1405.49", "0.00", "HELD", "INPUT_REJECTED")  # the credit computed, held on the rejects

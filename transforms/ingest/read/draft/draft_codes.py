@@ -80,14 +80,15 @@ def side(words, code: str, desc: str, codes: set[str]) -> str | None:
 def code_lines(d, words, header: list[str], values: list[list[str]]) -> None:
     """A register of a line per code (a code column, an amount column, no gross pay, no kinds of
     earnings as columns): the fields and the code table of ``layout: long`` (``d.codes``)."""
-    if "gross_wages" in d.fields or d.pay_parts or "hours" not in d.fields or d.transposed:
+    if "gross_wages" in d.fields or d.pay_parts or d.transposed or not isinstance(d.fields.get("hours", ""), str):
         return
     taken = {h for h in d.fields.values() if isinstance(h, str)}
     code = _column(header, values, taken, {"code", "item", "earning", "earnings"}, text=True)
     amount = _column(header, values, taken, {"amount", "amt", "current", "dollars"}, text=False)
-    if code is None or amount is None:
+    hours = (header.index(d.fields["hours"]) if "hours" in d.fields  # else the hours of an earnings line: "Quantity"
+             else _column(header, values, taken, {"quantity", "qty", "units", "hours", "hrs"}, text=False))
+    if code is None or amount is None or hours is None:
         return
-    hours = header.index(d.fields["hours"])
     kinds = _type_column(words, header, values, taken | {header[code]})
     desc = _column(header, values, taken | {header[code]} | ({kinds[0]} if kinds else set()),
                    {"description", "desc", "name"}, text=True)
@@ -109,9 +110,9 @@ def code_lines(d, words, header: list[str], values: list[list[str]]) -> None:
         table[key].append(c)
         if key == "wage_codes" and c in with_hours:
             table["hours_codes"].append(c)
-    d.fields.pop("hours")
+    d.fields.pop("hours", None)
     d.fields.update({"line_code": header[code], "line_hours": header[hours], "line_amount": header[amount]})
-    d.unmatched = [h for h in d.unmatched if h not in (header[code], header[amount])]
+    d.unmatched = [h for h in d.unmatched if h not in (header[code], header[amount], header[hours])]
     d.codes = {"code": "line_code", "hours": "line_hours", "amount": "line_amount", **table}
     if kinds is not None:
         d.fields["line_type"] = kinds[0]

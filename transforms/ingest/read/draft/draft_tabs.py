@@ -63,17 +63,18 @@ def payroll(words, cand) -> Payroll:
         if any(c and not fg.figure(c) and dg.TOTAL.search(c) for c in cells):
             said_total += 1  # a totals line (a department's, an employee's, the report's): not summed
             continue
-        figured = False
+        got = {f: x for k, f in fields.items() if f in totals and (x := amount(cells[k] if k < len(cells) else None)) is not None}
+        if not got:
+            continue  # a group's heading (``Department: 100 Baking``), a note: no employee nor date of the payroll
+        for f, x in got.items():
+            totals[f] += x
         for k, f in fields.items():
             c = cells[k] if k < len(cells) else None
-            if f in totals and (x := amount(c)) is not None:
-                totals[f] += x
-                figured = True
-            elif f in EMPLOYEE and c and c.strip() and f == _first(fields, EMPLOYEE):
+            if f in EMPLOYEE and c and c.strip() and f == _first(fields, EMPLOYEE):
                 employees.add(" ".join(c.split()).lower())
             elif f in DATES and c and (m := DATE.search(c)):
                 dates.add(m.group(0))
-        lines += figured
+        lines += 1
     return Payroll(totals, frozenset(employees) or None, frozenset(dates) or None, lines, said_total)
 
 
