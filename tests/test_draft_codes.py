@@ -98,7 +98,10 @@ def test_a_type_column_tells_the_sides_where_codes_repeat(tmp_path, canonical):
     ("SS", "", set(), "ignored"), ("MED", "", set(), "ignored"), ("FIT", "", set(), "ignored"),
     ("EE FICA", "", set(), "ignored"), ("NJ SUI", "", set(), "ignored"), ("401K", "", set(), "ignored"),
     ("ER 401K", "", set(), "ignored"), ("MED INS", "", set(), "ignored"), ("REG", "", set(), "wages"),
-    ("OT", "Overtime", set(), "wages"), ("TIPS", "", set(), None), ("XYZ", "", set(), None)])
+    ("OT", "Overtime", set(), "wages"), ("TIPS", "", set(), None), ("XYZ", "", set(), None),
+    # a bare tax code beside its employee's twin only: maybe the employer's, left to the analyst
+    ("SUI", "", {"EE SUI"}, None), ("SUI", "", {"SUI-ER"}, "ignored"), ("SUI", "", set(), "ignored"),
+    ("MED", "", {"EE MED"}, None), ("ER MATCH", "", set(), None), ("ER MEDICAL", "", set(), "ignored")])
 def test_the_side_of_a_code(code, desc, others, got):
     assert dc.side(vocabulary(None).reader(), code, desc, {code, *others}) == got
 

@@ -200,3 +200,22 @@ def test_a_profile_reading_two_tabs_of_one_payroll_does_not_crash(tmp_path):
     assert rejects.filter(pl.col("rule") == "duplicate_row").height == 159  # every check of the second tab
     (award,) = by_person(out, rt.EMPLOYEE_IDS)[1]
     assert award[5:9] == ("1405.49", "0.00", "HELD", "INPUT_REJECTED")  # the credit computed, held on the rejects
+
+
+@pytest.mark.parametrize(("names", "read"), [
+    (["By Department", "By Employee"], ["By Department"]),
+    # the same pay on two runs, the dates only in the tabs' names: two payrolls
+    (["Run 2023-01-06", "Run 2023-01-20"], ["Run 2023-01-06", "Run 2023-01-20"]),
+    (["Run 2023-01-06", "Run 2023-01-06 (copy)"], ["Run 2023-01-06"]),
+])
+def test_tabs_of_the_same_figures_without_dates(names, read):
+    from types import SimpleNamespace
+
+    from transforms.ingest.read.layouts.profile_files import vocabulary
+
+    lines = [(1, ["Employee", "Hours", "Gross Pay"]), (2, ["Rivera, Ana", "80", "1,040.00"]), (3, ["Muñoz, José", "60", "780.00"])]
+    cands = [SimpleNamespace(sheet=n, records=lines, index=0) for n in names]
+    got, repeats = dtabs.one_of_each(vocabulary(None).reader(), cands)
+    assert [c.sheet for c in got] == read
+    assert [(k.sheet, [c.sheet for c in copies]) for k, copies, _ in repeats] == (
+        [] if len(read) == 2 else [(read[0], names[1:])])

@@ -70,6 +70,10 @@ def side(words, code: str, desc: str, codes: set[str]) -> str | None:
     if own <= BARE_EMPLOYER | {"nj"} and own & BARE_EMPLOYER and not any(
             c != code and _words(words, c) & own and _words(words, c) & EMPLOYER for c in codes):
         return "taxes"
+    if own & TAXES and not own & (EMPLOYER | {"employee", "ee"}):  # a bare tax code beside its employee's twin:
+        twins = [t for c in codes if c != code and (t := _words(words, c)) & own & TAXES]  # maybe the employer's
+        if any(t & {"employee", "ee"} for t in twins) and not any(t & EMPLOYER for t in twins):
+            return None
     if w & EMPLOYEE or w & TAXES:
         return "ignored"
     if dg.earning(words, code) or dg.earning(words, desc):
@@ -80,7 +84,8 @@ def side(words, code: str, desc: str, codes: set[str]) -> str | None:
 def code_lines(d, words, header: list[str], values: list[list[str]]) -> None:
     """A register of a line per code (a code column, an amount column, no gross pay, no kinds of
     earnings as columns): the fields and the code table of ``layout: long`` (``d.codes``)."""
-    if "gross_wages" in d.fields or d.pay_parts or d.transposed or not isinstance(d.fields.get("hours", ""), str):
+    if ({"gross_wages", "employer_taxes"} & set(d.fields) or d.pay_parts or d.er_parts or d.transposed
+            or not isinstance(d.fields.get("hours", ""), str)):
         return
     taken = {h for h in d.fields.values() if isinstance(h, str)}
     code = _column(header, values, taken, {"code", "item", "earning", "earnings"}, text=True)

@@ -2,7 +2,7 @@
 
 Tabs laid out alike (``draft._choose_sheets``) hold the same payroll when their figures agree: the
 totals of each hours and money column both tabs have (lines saying total left out), and, where both
-tabs print them, the same employees and the same dates. One of them is read, the most detailed
+tabs print them, the same employees and the same dates (and no other date in their names). One of them is read, the most detailed
 (dates on its lines, then the most lines of figures, then the fewest totals lines, else the first), the others are skipped by
 name; tabs that hold different payrolls (a tab per pay run, per client company) are all read.
 """
@@ -102,6 +102,14 @@ def agree(a: Payroll, b: Payroll) -> list[str] | None:
     return said
 
 
+def _dated_apart(a: str | None, b: str | None) -> bool:
+    """Whether two sheets' names carry other dates (a tab per pay run, ``Run 2023-01-06``)."""
+    got = dg.sheet_dates([a, b]) if a and b else None
+    if got is None:
+        return False
+    return re.search(got[0], a).group(0) != re.search(got[0], b).group(0)
+
+
 def one_of_each(words, alike: list) -> tuple[list, list[tuple[object, list, list[str]]]]:
     """(the tabs to read, [(a tab read, the tabs repeating its payroll, the figures they agree on)]):
     ``alike`` (tabs laid out alike, in the workbook's order) cut into payrolls, one tab read of each."""
@@ -109,6 +117,8 @@ def one_of_each(words, alike: list) -> tuple[list, list[tuple[object, list, list
     for cand in alike:
         got = payroll(words, cand)
         for tabs, first, said in groups:
+            if _dated_apart(tabs[0][0].sheet, cand.sheet):
+                continue
             if (agreed := agree(first, got)) is not None:
                 tabs.append((cand, got))
                 said[:] = said or agreed
