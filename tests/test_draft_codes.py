@@ -140,3 +140,30 @@ def test_the_code_lines_fixture_drafted_unedited_decides_as_canonical(fmt, tmp_p
     assert (rec.profile, rec.status, rec.rows_rejected) == ("code_lines_draft", "accepted", 0), rec
     assert staged.rejects.filter(pl.col("file").str.starts_with("payroll/")).height == 0
     assert by_person(out, cl.EMPLOYEE_IDS) == canonical
+
+
+def test_the_shipped_register_lines_shape_is_drafted_to_read_as_its_shipped_profile(tmp_path):
+    """``tests/fixtures/shapes/register/register_lines.csv`` (FICA-ER, MED-ER, SUI-ER, SDI-ER, FUTA
+    beside FICA-EE, FIT, 401K): its draft, saved under the shipped profile's name (so it replaces it),
+    reads the same canonical rows as the shipped ``register_lines`` profile (without FUTA among its
+    tax codes, the draft would reject 76 lines: it is the draft that reads)."""
+    import shutil
+
+    from tests.test_profile_keys import read_payroll
+    from transforms.ingest import ingest_folder
+    from transforms.ingest.read.layouts.profile_files import load_profiles
+    from transforms.pii import demo_key
+
+    src = Path(__file__).parent / "fixtures" / "shapes" / "register" / "register_lines.csv"
+    (tmp_path / "in" / "payroll" / "100000001").mkdir(parents=True)
+    shutil.copy(src, tmp_path / "in" / "payroll" / "100000001" / src.name)
+    text = draft_yaml(draft_profile(src, "register_lines"))
+    assert yaml.safe_load(text)["long"]["tax_codes"] == ["FICA-ER", "FUTA", "MED-ER", "SDI-ER", "SUI-ER"], text
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "register_lines.yaml").write_text(text, encoding="utf-8")
+    shipped = ingest_folder(tmp_path / "in", tmp_path / "w1", demo_key())
+    drafted = ingest_folder(tmp_path / "in", tmp_path / "w2", demo_key(), layouts=load_profiles(tmp_path / "profiles"))
+    assert [(f.status, f.rows_accepted) for f in drafted.files] == [(f.status, f.rows_accepted) for f in shipped.files] \
+        == [("accepted", 684)]
+    rows = read_payroll(tmp_path / "w2")
+    assert len(rows) == 72 and rows == read_payroll(tmp_path / "w1")
