@@ -251,6 +251,7 @@ def test_a_block_per_paycheck_named_on_its_own_line_with_a_summary_is_drafted_to
     ("Total Employer Taxes and Contributions +4", "employer_taxes"), ("Adjusted Gross Pay", None),
     ("Total Gross Pay Hours", "hours"), ("Hours and Earnings Amount", "gross_wages"),
     ("Employee last name", "last_name"), ("Employee first name", "first_name"), ("Employee", "employee_name"),
+    ("Co FEIN", "employer_id"), ("Company Tax ID", "employer_id"),  # not an employer tax ('er_id' before)
 ])
 def test_what_a_header_reaches(header, field):
     from transforms.ingest.read.layouts import profile_files as pfiles
@@ -266,7 +267,7 @@ def test_a_csv_per_pay_run_named_by_its_check_date_takes_the_date_from_its_name(
     text = draft_yaml(draft_profile(tmp_path / "Payroll Summary 2023-01-13.csv", "runs"))
     assert '  file_name: {pattern: "(?P<pay_date>\\\\d{4}-\\\\d{2}-\\\\d{2})", date_format: "%Y-%m-%d"}\n' in text, text
     assert "period_from_pay_date: {rule: period_ending_on_pay_date}\n" in text
-    assert "# GUESSED: the pay date is in the file's name ('Payroll Summary 2023-01-13.csv')" in text
+    assert "# GUESSED: pay_date from the file's name ('Payroll Summary 2023-01-13.csv'): check every file is named so" in text
     (tmp_path / "Payroll Summary.csv").write_text(rows)
     text = draft_yaml(draft_profile(tmp_path / "Payroll Summary.csv", "runs"))
     assert "file_name" not in text and "period_from_pay_date" not in text
@@ -288,3 +289,21 @@ def test_a_check_date_and_period_above_a_transposed_table_as_two_cells_are_block
     assert profile["transposed"] == {"label_columns": 4, "group_row": 1, "heading_row": 2}
     assert profile["employee_id_from"] == ["employee_name"] and "pay_date" not in profile["fields"]
     assert "DOES NOT LOAD" not in text
+
+
+@pytest.mark.parametrize(("stem", "got"), [
+    ("Payroll Summary 2023-01-13", (r"(?P<pay_date>\d{4}-\d{2}-\d{2})", "%Y-%m-%d")),
+    ("Garden State Bakery LLC Prior Payroll Pay Period 12252021 01072022 Pay Date 01132022",
+     (r"(?P<period_start>(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:19|20)\d{2})\ "
+      r"(?P<period_end>(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:19|20)\d{2})\ Pay\ Date\ "
+      r"(?P<pay_date>(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:19|20)\d{2})", "%m%d%Y")),
+    ("Payroll 2023-01-01 2023-01-14", None),  # two dates, no period said: not guessed
+    ("Payroll Register", None), ("Payroll 13012023", None),  # no date, or not one
+])
+def test_the_dates_a_files_name_gives(stem, got):
+    assert dg.name_dates(stem) == got
+    if got is not None and "period_start" in got[0]:
+        import re
+
+        m = re.search(got[0], stem + ".csv")
+        assert m.groupdict() == {"period_start": "12252021", "period_end": "01072022", "pay_date": "01132022"}

@@ -315,22 +315,20 @@ def _pay_date(d: Draft, header: list[str], values: list[list[str]]) -> None:
 
 
 def _sheet_dates(d: Draft, alike: list[_Candidate], path: Path) -> None:
-    """No pay date or period found, and every sheet read named by a date (a tab per pay run,
-    ``Jan 13, 22``): the pay date is the sheet's name (``report.sheet_name``); a text file named by
-    a date (a CSV per pay run, ``Payroll Summary 2022-01-13.csv``): the file's name (``report.file_name``)."""
+    """No pay date or period found: every sheet read named by a date (a tab per pay run, ``Jan 13,
+    22``) gives the pay date (``report.sheet_name``); else the file's name (a CSV per pay run,
+    ``Payroll Summary 2022-01-13.csv``, ``... Pay Period 12252021 01072022 Pay Date 01132022``) its
+    pay date or period (``report.file_name``)."""
     have = set(d.fields) | {x for _, fields, _ in d.blocks for x in fields}
     if have & {"pay_date", "period_start", "period_end", "pay_period"}:
         return
-    if not all(c.sheet for c in alike):
-        if (got := dg.sheet_dates([path.stem])) is not None:
-            d.file_date = got
-            d.guessed.append(f"the pay date is in the file's name ({path.name!r}): check it is the check date")
-        return
-    got = dg.sheet_dates([c.sheet for c in alike])
-    if got is not None:
+    if all(c.sheet for c in alike) and (got := dg.sheet_dates([c.sheet for c in alike])) is not None:
         d.sheet_date = got
         d.guessed.append(f"the pay date is in each sheet's name ({alike[0].sheet!r}): check it is the check date")
-
+    elif (got := dg.name_dates(path.stem)) is not None:
+        d.file_date = got
+        said = ", ".join(re.findall(r"\(\?P<(\w+)>", got[0]))
+        d.guessed.append(f"{said} from the file's name ({path.name!r}): check every file is named so")
 
 def _has_figures(cand: _Candidate, k: int) -> bool:
     """Whether column ``k`` of a candidate's table holds a figure below its header."""

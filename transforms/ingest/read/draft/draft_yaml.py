@@ -5,6 +5,7 @@ loads as a profile (``profiles.Profile``: the strict schema any profile is read 
 from __future__ import annotations
 
 import datetime as dt
+import re
 import shlex
 
 import yaml
@@ -121,8 +122,10 @@ def _periods(d) -> list[str]:
     if "pay_period" in f and not {"period_start", "period_end"} <= has:
         return ["# the pay period is printed in one cell (12/24/2022 - 01/06/2023): cut in two",
                 'split: {pay_period: {into: [period_start, period_end], pattern: "\\\\s*(\\\\S+)\\\\s*-\\\\s*(\\\\S+)\\\\s*"}}']
-    if d.sheet_date or d.file_date:
+    if d.sheet_date:
         has.add("pay_date")
+    if d.file_date:
+        has |= set(re.findall(r"\(\?P<(\w+)>", d.file_date[0]))
     if not {"period_start", "period_end"} <= has and "pay_date" in has:
         freq = ", frequency: pay_frequency" if "pay_frequency" in f else ""
         return ["# only a pay date: the period ends pay_lag_days before it, by the pay frequency"
