@@ -12,6 +12,14 @@ from transforms.ingest.read.layouts import columns as cr
 from transforms.ingest.read.layouts import header as hd
 
 
+def said_at(profile: str | None, sheet: str | None = None) -> str:
+    """How a message of one table opens: the profile it comes from and the sheet, e.g.
+    ``profile 'acme_register', sheet 'Payroll': `` (nothing when neither is known)."""
+    parts = [f"profile '{profile}'"] if profile else []
+    parts += [f"sheet '{sheet}'"] if sheet else []
+    return ", ".join(parts) + ": " if parts else ""
+
+
 @dataclass
 class Problem:
     rule: str
@@ -34,9 +42,8 @@ def no_match(dataset: str, near: hd.Nearest | None, where: str = "", hint: str =
         msg = f"no row of the {where or 'file'} is the header of a {dataset} layout (no column of any layout found)"
         return msg + (f". {hint}" if hint else ""), msg + (f". {hint}" if hint else "")
     m = near.match
-    lead = (f"the header matches no known {dataset} layout; nearest: line {near.line}"
-            f"{f' of {where}' if where else ''}, by '{m.profile.name}' ({len(m.columns)} of "
-            f"{len(m.columns) + len(m.missing)} fields)")
+    lead = (f"the header matches no known {dataset} layout; nearest: profile '{m.profile.name}', line {near.line}"
+            f"{f' of {where}' if where else ''} ({len(m.columns)} of {len(m.columns) + len(m.missing)} fields)")
     short, full = [lead], [lead]
     if m.missing:
         short.append("missing column(s): " + hd.short_list(m.missing_headers()))
@@ -82,4 +89,4 @@ def unknown_layout(dataset: str, cands: list, data: bytes, nearest: hd.Nearest |
     return Problem("unknown_layout", short, table, full)
 
 
-__all__ = ["Problem", "Sheet", "no_match", "unknown_layout"]
+__all__ = ["Problem", "Sheet", "no_match", "said_at", "unknown_layout"]

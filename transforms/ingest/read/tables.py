@@ -244,7 +244,10 @@ def _read_workbook(dataset: str, path: Path, rel: str, key: HashKey, context: Fi
         return [], Problem(exc.rule, exc.message), [], notes
     if not any(s.records for s in sheets):
         return [], Problem("empty_file", "the workbook has no sheet with a header row"), [], notes
-    plan = shp.plan_sheets(sheets, _candidates(dataset, "xlsx", context, None, layouts))
+    cands = _candidates(dataset, "xlsx", context, None, layouts)
+    plan = shp.plan_sheets(sheets, cands)
+    # the agency's own profiles that read nothing here: why, sheet by sheet (never only a shipped one's word)
+    notes += [said for p in cands if pfiles.origin(p) != "shipped" and (said := shp.unread_by(p, sheets, plan))]
     staged, bad = [], []
     for got in plan.read:
         if not got.sheet.visible:
@@ -331,7 +334,7 @@ def _finish_table(dataset: str, table: rd.RawTable, m: hd.Match, rel: str, key: 
     """The submission's context on every row, the shape's lines said, the table staged."""
     where = f"{rel}[{table.sheet}]" if table.sheet else rel
     table, m, mismatch = ctx.apply_context(table, m, context, where)
-    if (unread := ctx.unread_context(m, where)) is not None:
+    if (unread := ctx.unread_context(m, rel, table.sheet)) is not None:
         return [], Problem(unread.rule, unread.message), [], notes
     if shape.words():
         notes.append((f"sheet '{table.sheet}': " if table.sheet else "") + shape.words())
