@@ -217,3 +217,33 @@ def test_a_workbook_whose_every_sheet_is_skipped_names_each_sheet_pattern_and_pr
         "no sheet of the workbook is read: every sheet is skipped by sheets.skip; sheet 'Summary' skipped: "
         "sheets.skip 'Summary' of 'acme_register' (3 line(s)); sheet 'Notes 2023' skipped: sheets.skip 'Notes*' of "
         "'acme_register' (1 line(s)))")
+
+
+def test_a_text_file_names_the_agency_profile_beside_the_nearest_shipped_one(tmp_path):
+    """The canonical layout comes nearest (7 of 8 fields, as the agency's profile does): the
+    agency's profile is said after it, with its own missing column."""
+    prof = profiles(tmp_path, """name: acme_export
+product: Acme Payroll (export)
+description: Acme's export, the canonical names but its hours column
+fields:
+  employer_id: [employer_id]
+  employee_id: [employee_id]
+  ssn: [ssn]
+  period_start: [period_start]
+  period_end: [period_end]
+  hours: [Paid Hours]
+  gross_wages: [gross_wages]
+  employer_taxes: [employer_taxes]
+""")
+    sub = submission(tmp_path / "sub")
+    head = "employer_id,employee_id,ssn,period_start,period_end,Hours Paid Total,gross_wages,employer_taxes\n"
+    (sub / f"{FILE}.csv").write_text(head + "".join(f"{EMPLOYER},E1,111-22-3333,{s},{e},86.67,1224.65,134.10\n"
+                                                    for s, e in MONTHS))
+    with pytest.raises(SubmissionIncomplete) as err:
+        steps.stage_inputs(sub, tmp_path / "w", KEY, layouts=load_profiles(prof))
+    said = ("the header matches no known payroll layout; nearest: profile 'canonical', line 1 (7 of 8 fields); "
+            "missing column(s): hours; unmatched column(s): Hours Paid Total; profile 'acme_export': line 1 holds "
+            "7 of 8 fields, missing column(s): Paid Hours")
+    assert str(err.value) == (f"nothing was decided: {FILE}.csv could not be read ({said}). Correct or re-export "
+                              "these files (rejects.csv of `impcredit ingest` has the details), then run again.")
+    assert f"  {FILE}.csv: not read ({said})" in check(sub, prof, tmp_path)

@@ -61,7 +61,17 @@ def no_match(dataset: str, near: hd.Nearest | None, where: str = "", hint: str =
     return head + "; ".join(short) + tail, head + "; ".join(full) + tail
 
 
-def unknown_layout(dataset: str, cands: list, data: bytes, nearest: hd.Nearest | None) -> Problem:
+def holds(near: hd.Nearest) -> str:
+    """What a profile's nearest row holds: ``line 1 holds 6 of 7 fields, missing column(s): Hours Worked``."""
+    m = near.match
+    return (f"line {near.line} holds {len(m.columns)} of {len(m.columns) + len(m.missing)} fields"
+            + (f", missing column(s): {hd.short_list(m.missing_headers(), 3)}" if m.missing else ""))
+
+
+def unknown_layout(dataset: str, cands: list, data: bytes, nearest: hd.Nearest | None,
+                   own: list[hd.Nearest] | None = None) -> Problem:
+    """The problem of a text file no layout reads; ``own``: the nearest rows of the agency's own
+    profiles that are not the nearest of all, each said after it (``profile 'acme': line 3 holds ...``)."""
     hint = ""
     for alt in [",", ";", "\t", "|"]:
         for p in cands:
@@ -86,7 +96,8 @@ def unknown_layout(dataset: str, cands: list, data: bytes, nearest: hd.Nearest |
     except rd.FileUnreadable:
         table = None
     short, full = no_match(dataset, nearest, hint=hint)
-    return Problem("unknown_layout", short, table, full)
+    mine = "".join(f"; profile '{n.match.profile.name}': {holds(n)}" for n in own or [])
+    return Problem("unknown_layout", short + mine, table, full + mine)
 
 
-__all__ = ["Problem", "Sheet", "no_match", "said_at", "unknown_layout"]
+__all__ = ["Problem", "Sheet", "holds", "no_match", "said_at", "unknown_layout"]

@@ -210,13 +210,18 @@ def _find_in_text(cands: list[pf.Profile], data: bytes):
             if found is not None and (best is None or len(found.match.columns) > len(best[0].match.columns)):
                 best = (found, enc, d, text)
     if best is None:  # which row came nearest, by which layout: every row of every reading looked at
+        own: dict[str, hd.Nearest] = {}  # the agency's profiles' own nearest rows, said too
         for p in cands:
             for d in p.delimiters:
                 got = by_text.get(("|".join(p.encodings), d))
                 near = hd.find_layout([p], got[0])[1] if got is not None else None
                 if near is not None and (nearest is None or hd._score(near.match) > hd._score(nearest.match)):
                     nearest = near
-        return pb.unknown_layout(cands[0].dataset, cands, data, nearest)
+                if near is not None and near.reached >= 2 and pfiles.origin(p) != "shipped" and (
+                        p.name not in own or hd._score(near.match) > hd._score(own[p.name].match)):
+                    own[p.name] = near
+        return pb.unknown_layout(cands[0].dataset, cands, data, nearest,
+                                 [n for n in own.values() if nearest is None or n.match.profile is not nearest.match.profile])
     found, enc, d, text = best
     head = by_text[("|".join(next(p for p in cands if p.name == found.match.profile.name).encodings), d)][0]
     return text, head, found, enc, d

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from transforms.ingest.read import figures as fg
+from transforms.ingest.read import problems as pb
 from transforms.ingest.read.files.workbooks import Sheet
 from transforms.ingest.read.layouts import header as hd
 from transforms.ingest.read.reports import transpose as tp
@@ -113,9 +114,7 @@ def unread_by(profile, sheets: list[Sheet], plan: SheetPlan) -> str | None:
         elif near is None:
             why = "no row holds a column of it"
         else:
-            m = near.match
-            why = (f"line {near.line} holds {len(m.columns)} of {len(m.columns) + len(m.missing)} fields"
-                   + (f", missing column(s): {hd.short_list(m.missing_headers(), 3)}" if m.missing else ""))
+            why = pb.holds(near)
         said.append(f"sheet '{sheet.name}': {why}")
     if not near_it or own_skips == len(said):  # its own skips are said with each sheet skipped
         return None
