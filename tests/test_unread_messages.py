@@ -115,6 +115,12 @@ def test_a_shipped_profile_reading_another_tab_no_longer_speaks_alone(tmp_path):
     assert (rec.status, rec.profile, rec.rows_accepted, rec.rows_rejected) == ("partial", "canonical", 1, 13)
     assert rec.message == (f"{AGENCY_SAID}; sheet 'Payroll' lines 1-13 hold a table of figures that no layout "
                            "reads: the file is not read whole; 13 row(s) rejected")
+    # a workbook of another product, read whole: the agency's profile came near no sheet, nothing said of it
+    (sub / f"{FILE}.xlsx").unlink()
+    workbook(sub / f"{FILE}.xlsx", {"Totals": acme_tabs(totals_taxes=True)["Totals"]})
+    staged = steps.stage_inputs(sub, tmp_path / "w2", KEY, layouts=load_profiles(prof))
+    (rec,) = [f for f in staged.report.files if f.dataset == "payroll"]
+    assert (rec.status, rec.profile, rec.message) == ("accepted", "canonical", ""), rec.message
 
 
 def period_register(path: Path) -> None:

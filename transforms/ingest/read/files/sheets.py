@@ -94,15 +94,18 @@ def plan_sheets(sheets: list[Sheet], cands: list) -> SheetPlan:
 def unread_by(profile, sheets: list[Sheet], plan: SheetPlan) -> str | None:
     """Why ``profile`` (the agency's own) read no sheet of the workbook, sheet by sheet, in one
     line; None when it read one, or when it is no profile of this workbook (no sheet comes near
-    its header and its ``sheets.read`` names none)."""
+    its header, and another profile reads a sheet or it has no ``sheets.read``)."""
     if any(f.found.match.profile is profile for f in plan.read):
         return None
     read_by = {f.sheet.name: f.found.match.profile.name for f in plan.read}
     passed = {s.name: by for s, by, _ in plan.skipped}
-    said, near_it, own_skips = [], profile.sheets is not None and bool(profile.sheets.read), 0
+    # its sheets.read alone makes it this workbook's profile where no profile reads a sheet
+    said, own_skips = [], 0
+    near_it = not plan.read and profile.sheets is not None and bool(profile.sheets.read)
     for sheet in (s for s in sheets if s.records):
         found, near, _ = tp.find_layout([profile], sheet.records)
-        near_it = near_it or found is not None or (near is not None and near.reached >= 2)
+        mine = profile.takes_sheet(sheet.name) or not plan.read  # a sheet it leaves out, another reads: not its
+        near_it = near_it or (mine and (found is not None or (near is not None and near.reached >= 2)))
         if (pat := profile.skips_sheet(sheet.name)) is not None:
             why, own_skips = f"sheets.skip {pat!r} names it", own_skips + 1
         elif not profile.takes_sheet(sheet.name):
