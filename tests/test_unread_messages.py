@@ -253,3 +253,12 @@ fields:
     assert str(err.value) == (f"nothing was decided: {FILE}.csv could not be read ({said}). Correct or re-export "
                               "these files (rejects.csv of `impcredit ingest` has the details), then run again.")
     assert f"  {FILE}.csv: not read ({said})" in check(sub, prof, tmp_path)
+
+
+def test_a_file_of_its_header_only_names_the_profile_that_read_it(tmp_path):
+    sub = submission(tmp_path / "sub")
+    (sub / f"{FILE}.csv").write_text("employer_id,employee_id,ssn,period_start,period_end,hours,gross_wages,"
+                                     "employer_taxes\n")
+    staged = steps.stage_inputs(sub, tmp_path / "w", KEY)
+    (rec,) = [f for f in staged.report.files if f.dataset == "payroll"]
+    assert (rec.status, rec.profile, rec.message) == ("accepted", "canonical", "profile 'canonical': no data rows (header only)")
