@@ -262,3 +262,14 @@ def test_a_file_of_its_header_only_names_the_profile_that_read_it(tmp_path):
     staged = steps.stage_inputs(sub, tmp_path / "w", KEY)
     (rec,) = [f for f in staged.report.files if f.dataset == "payroll"]
     assert (rec.status, rec.profile, rec.message) == ("accepted", "canonical", "profile 'canonical': no data rows (header only)")
+
+
+def test_a_skip_that_names_every_sheet_a_read_names_stops_the_profile(tmp_path):
+    d = profiles(tmp_path, ACME.replace('sheets: {read: ["Payroll"]}', 'sheets: {read: ["Run 2023*"], skip: ["Run *"]}'))
+    with pytest.raises(ProfileError) as err:
+        load_profiles(d)
+    assert str(err.value) == (f"{d / 'acme.yaml'}: sheets: skip 'Run *' names every sheet read 'Run 2023*' names: "
+                              "it would read none; remove one, or narrow the skip")
+    # a skip of some of them reads the others
+    (d / "acme.yaml").write_text(ACME.replace('sheets: {read: ["Payroll"]}', 'sheets: {read: ["Run *"], skip: ["Run 2022*"]}'))
+    assert next(p for p in load_profiles(d) if p.name == "acme_register").takes_sheet("Run 2023-01-06")
