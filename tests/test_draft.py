@@ -250,8 +250,60 @@ def test_a_block_per_paycheck_named_on_its_own_line_with_a_summary_is_drafted_to
     ("NJ - Unemployment Company", "er_sui"), ("Federal Unemployment", "er_futa"), ("Employer 401(k) Match", None),
     ("Total Employer Taxes and Contributions +4", "employer_taxes"), ("Adjusted Gross Pay", None),
     ("Total Gross Pay Hours", "hours"), ("Hours and Earnings Amount", "gross_wages"),
+    ("Employee last name", "last_name"), ("Employee first name", "first_name"), ("Employee", "employee_name"),
+    ("Co FEIN", "employer_id"), ("Company Tax ID", "employer_id"),  # not an employer tax ('er_id' before)
 ])
 def test_what_a_header_reaches(header, field):
     from transforms.ingest.read.layouts import profile_files as pfiles
 
     assert dg.reach(pfiles.vocabulary().reader(), dg.no_place(header)) == field
+
+
+def test_a_csv_per_pay_run_named_by_its_check_date_takes_the_date_from_its_name(tmp_path):
+    """No date in the file: the pay date is the file's name (``report.file_name``), the period from
+    it by ``payroll/files.csv``'s frequency; a name without a date gives none."""
+    rows = "Employee ID,Hours,Gross Pay,Employer Taxes\nE1,80.00,1040.00,113.88\nE2,72.00,936.00,102.49\n"
+    (tmp_path / "Payroll Summary 2023-01-13.csv").write_text(rows)
+    text = draft_yaml(draft_profile(tmp_path / "Payroll Summary 2023-01-13.csv", "runs"))
+    assert '  file_name: {pattern: "(?P<pay_date>\\\\d{4}-\\\\d{2}-\\\\d{2})", date_format: "%Y-%m-%d"}\n' in text, text
+    assert "period_from_pay_date: {rule: period_ending_on_pay_date}\n" in text
+    assert "# GUESSED: pay_date from the file's name ('Payroll Summary 2023-01-13.csv'): check every file is named so" in text
+    (tmp_path / "Payroll Summary.csv").write_text(rows)
+    text = draft_yaml(draft_profile(tmp_path / "Payroll Summary.csv", "runs"))
+    assert "file_name" not in text and "period_from_pay_date" not in text
+
+
+def test_a_check_date_and_period_above_a_transposed_table_as_two_cells_are_block_lines(tmp_path):
+    """QuickBooks-style register (``tests/fixtures/exports/transposed_register.py``): ``Check date |
+    01/11/2024`` and ``Pay period | 12/23/2023 - 01/05/2024`` above the table, the value in the first
+    employee's column, are drafted as block lines, not as the table's first rows (which hid the
+    employees' names: the draft did not load)."""
+    from tests.fixtures.exports import transposed_register as qb
+
+    (path, *_) = sorted(qb.write(tmp_path, "csv"))
+    text = draft_yaml(draft_profile(path, "qb"))
+    profile = yaml.safe_load(text)
+    assert profile["report"]["blocks"][:2] == [
+        {"label": "check date", "fields": ["pay_date"]},
+        {"label": "pay period", "fields": ["period_start", "period_end"], "value": r"(\S+)\s*(?:-|to|through|thru)\s*(\S+)"}]
+    assert profile["transposed"] == {"label_columns": 4, "group_row": 1, "heading_row": 2}
+    assert profile["employee_id_from"] == ["employee_name"] and "pay_date" not in profile["fields"]
+    assert "DOES NOT LOAD" not in text
+
+
+@pytest.mark.parametrize(("stem", "got"), [
+    ("Payroll Summary 2023-01-13", (r"(?P<pay_date>\d{4}-\d{2}-\d{2})", "%Y-%m-%d")),
+    ("Garden State Bakery LLC Prior Payroll Pay Period 12252021 01072022 Pay Date 01132022",
+     (r"(?P<period_start>(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:19|20)\d{2})\ "
+      r"(?P<period_end>(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:19|20)\d{2})\ Pay\ Date\ "
+      r"(?P<pay_date>(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:19|20)\d{2})", "%m%d%Y")),
+    ("Payroll 2023-01-01 2023-01-14", None),  # two dates, no period said: not guessed
+    ("Payroll Register", None), ("Payroll 13012023", None),  # no date, or not one
+])
+def test_the_dates_a_files_name_gives(stem, got):
+    assert dg.name_dates(stem) == got
+    if got is not None and "period_start" in got[0]:
+        import re
+
+        m = re.search(got[0], stem + ".csv")
+        assert m.groupdict() == {"period_start": "12252021", "period_end": "01072022", "pay_date": "01132022"}

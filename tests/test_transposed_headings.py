@@ -7,13 +7,13 @@ the cent."""
 
 from __future__ import annotations
 
-import calendar
 from pathlib import Path
 
 import polars as pl
 import pytest
 
-from tests.test_unread_tables import EMPLOYER, HEAD, annual, month_rows, submission, workbook
+from tests.fixtures.exports import transposed_months as tr
+from tests.test_unread_tables import EMPLOYER, annual, month_rows, submission
 from transforms.ingest.read.layouts.profile_files import load_profiles
 from transforms.ingest.read.reports import transpose as tp
 from transforms.ingest.store.lake import scan_lake
@@ -35,21 +35,6 @@ fields:
 """
 
 
-def month_lines(row: list) -> list[list]:
-    """One month's register: a title, the period as two cells, then the items down the side."""
-    _, emp, ssn, start, end, hours, gross, taxes = row
-    y, m, _ = start.split("-")
-    period = f"{m}/01/{y} - {m}/{calendar.monthrange(int(y), int(m))[1]:02d}/{y}"
-    return [["Acme Payroll - Monthly Register"], ["Pay period", period], ["Employee ID", emp], ["SSN", ssn],
-            ["Hours", hours], ["Gross Pay", gross], ["Employer Taxes", taxes]]
-
-
-def canonical(sub: Path) -> Path:
-    pl.DataFrame([dict(zip(HEAD, r, strict=True)) for r in month_rows(2023)], infer_schema_length=None).write_csv(
-        sub / "payroll" / EMPLOYER / "payroll.csv")
-    return sub
-
-
 def awards(out: Path) -> list[tuple]:
     return pl.read_csv(out / "awards.csv", infer_schema=False).select(
         "application_id", "status", "requested", "awarded", "reasons").rows()
@@ -58,7 +43,7 @@ def awards(out: Path) -> list[tuple]:
 @pytest.fixture(scope="module")
 def expected(tmp_path_factory):
     root = tmp_path_factory.mktemp("canonical")
-    _, out = annual(canonical(submission(root / "sub")), root / "w")
+    _, out = annual(tr.write_canonical(submission(root / "sub")), root / "w")
     got = awards(out)
     assert got[0][1] == "APPROVED" and got[0][3] not in ("0.00", "", None)
     return got
@@ -66,7 +51,7 @@ def expected(tmp_path_factory):
 
 def test_a_two_cell_period_line_above_the_table_is_a_block_line():
     """The table starts at its first line with a label and more than a block's one value."""
-    lines = list(enumerate(month_lines(month_rows(2023)[0]), start=1))
+    lines = list(enumerate(tr.month_lines(month_rows(2023)[0]), start=1))
     lines = [(n, [None if c is None else str(c) for c in cells]) for n, cells in lines]
     assert tp.table_start(lines, 1) == 1  # without the block's label: the period line is the table's first row
     assert tp.table_start(lines, 1, ("pay period",)) == 2
@@ -82,14 +67,8 @@ def test_a_transposed_register_with_its_period_above_reads_to_the_canonical_cred
     (tmp_path / "profiles" / "acme.yaml").write_text(PROFILE)
     layouts = load_profiles(tmp_path / "profiles")
     sub = submission(tmp_path / "sub")
-    folder = sub / "payroll" / EMPLOYER
     rows = month_rows(2023)
-    if form == "xlsx":
-        workbook(folder / "register.xlsx", {calendar.month_abbr[i + 1]: month_lines(r) for i, r in enumerate(rows)})
-    else:
-        for i, r in enumerate(rows):
-            text = "\n".join(",".join(f'"{c}"' if "," in str(c) else str(c) for c in line) for line in month_lines(r))
-            (folder / f"register_{i + 1:02d}.csv").write_text(text + "\n")
+    tr.write(sub / "payroll" / EMPLOYER, form)
     original = steps.stage_inputs  # the run with the analyst's profile
     monkeypatch.setattr(steps, "stage_inputs", lambda *a, **k: original(*a, **{**k, "layouts": layouts}))
     _, out = annual(sub, tmp_path / "w")

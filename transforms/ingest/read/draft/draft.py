@@ -6,7 +6,7 @@ like it are read and the others passed over (``sheets: {read, skip}``). The head
 among the first 60 whose cells reach the most fields, by meaning (the vocabulary), or the first
 column when the items run down the side (``transposed``): the employee (an id, or the name as
 printed), the pay period (its start and end, a period in one cell, only a pay date, or a pay date
-or period printed above the table), hours (a total, or regular and overtime summed), gross wages
+or period printed above the table, or a pay date in the sheets' or the file's name), hours (a total, or regular and overtime summed), gross wages
 (a total, or each kind of earnings summed), the employer's taxes (a total, or each employer tax
 summed), and where present the ssn, the FEIN, the check number and the pay frequency. A column is
 never taken for money when its header or its values say hours, nor the reverse
@@ -59,6 +59,7 @@ class Draft:
     transposed: bool = False
     transposed_spec: tuple[int, int | None, int | None] = (1, None, None)  # label columns, group row, heading row
     sheet_date: tuple[str, str] | None = None  # the pay date in the sheets' names: (pattern, date format)
+    file_date: tuple[str, str] | None = None  # the pay date in the file's name (a CSV per pay run)
     employee_block: str | None = None  # the label of a line naming the employee alone (a block per paycheck)
     end: list[str] = field(default_factory=list)  # a line from which on the report is its summary (report.end)
     ids_from: list[str] = field(default_factory=list)  # employee_id_from
@@ -131,10 +132,12 @@ def _candidate(words, sheet: str | None, records: Records) -> _Candidate | None:
         if got and (best is None or (len(got), -i) > (len(best.reached), -best.index)):
             best = cand
     n = dl.label_columns(records)
-    start = tp.table_start(records, n)
+    # a pay date or period printed above the table as label and value (two cells) is a block line
+    above = tuple(re.escape(label) for label, _, _ in dg.blocks(words, records[:60]))
+    start = tp.table_start(records, n, above)
     if start is not None:
         group = dl.groups(records[start:], n)
-        turned = tp.transposed(records, n, group_row=group[0], heading_row=group[1])
+        turned = tp.transposed(records, n, group_row=group[0], heading_row=group[1], blocks=above)
         got = _reached(words, [dg.no_place(c) for c in turned[start][1] if c])
         cand = _Candidate(sheet, turned, start, got, len(turned) - start - 1, True, (n, *group))
         if got and (best is None or len(got) > len(best.reached) + 1):
@@ -182,7 +185,7 @@ def draft_profile(path: Path, name: str | None = None, agency: Path | None = Non
     d.blocks = [b for b in dg.blocks(words, best.records[:best.index] + best.records[best.index + 1:])
                 if not set(b[1]) & set(d.fields)]
     _pay_date(d, header, values)
-    _sheet_dates(d, alike)
+    _sheet_dates(d, alike, path)
     di.files_csv_lines(d, header, values, sub)
     if not best.transposed:
         d.notes = dg.notes(best.records[best.index + 1:], {label for label, _, _ in [*d.totals, *d.blocks]}
@@ -311,17 +314,21 @@ def _pay_date(d: Draft, header: list[str], values: list[list[str]]) -> None:
             return
 
 
-def _sheet_dates(d: Draft, alike: list[_Candidate]) -> None:
-    """No pay date or period found, and every sheet read named by a date (a tab per pay run,
-    ``Jan 13, 22``): the pay date is the sheet's name (``report.sheet_name``)."""
+def _sheet_dates(d: Draft, alike: list[_Candidate], path: Path) -> None:
+    """No pay date or period found: every sheet read named by a date (a tab per pay run, ``Jan 13,
+    22``) gives the pay date (``report.sheet_name``); else the file's name (a CSV per pay run,
+    ``Payroll Summary 2022-01-13.csv``, ``... Pay Period 12252021 01072022 Pay Date 01132022``) its
+    pay date or period (``report.file_name``)."""
     have = set(d.fields) | {x for _, fields, _ in d.blocks for x in fields}
-    if have & {"pay_date", "period_start", "period_end", "pay_period"} or not all(c.sheet for c in alike):
+    if have & {"pay_date", "period_start", "period_end", "pay_period"}:
         return
-    got = dg.sheet_dates([c.sheet for c in alike])
-    if got is not None:
+    if all(c.sheet for c in alike) and (got := dg.sheet_dates([c.sheet for c in alike])) is not None:
         d.sheet_date = got
         d.guessed.append(f"the pay date is in each sheet's name ({alike[0].sheet!r}): check it is the check date")
-
+    elif (got := dg.name_dates(path.stem)) is not None:
+        d.file_date = got
+        said = ", ".join(re.findall(r"\(\?P<(\w+)>", got[0]))
+        d.guessed.append(f"{said} from the file's name ({path.name!r}): check every file is named so")
 
 def _has_figures(cand: _Candidate, k: int) -> bool:
     """Whether column ``k`` of a candidate's table holds a figure below its header."""

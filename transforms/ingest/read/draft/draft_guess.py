@@ -15,12 +15,13 @@ from transforms.ingest.read.layouts.vocabulary import _plain
 
 # what payrolls call each field (read by meaning: "EE Name" is "Employee Name")
 LEXICON: dict[str, list[str]] = {
-    "employer_id": ["FEIN", "Federal ID", "Employer ID", "EIN", "Company FEIN"],
+    "employer_id": ["FEIN", "Federal ID", "Employer ID", "EIN", "Company FEIN", "Co FEIN", "Company Tax ID",
+                    "Company EIN"],
     "employee_id": ["Employee ID", "Employee Number", "Employee #", "Employee Code", "File Number", "Emp ID", "ID",
                     "Associate ID", "Team Member ID", "Employee No"],
     "employee_name": ["Employee", "Employee Name", "Name", "Full Name", "Team Member", "Worker", "Associate Name"],
-    "last_name": ["Last Name"],
-    "first_name": ["First Name"],
+    "last_name": ["Last Name", "Employee Last Name"],
+    "first_name": ["First Name", "Employee First Name"],
     "ssn": ["SSN", "Social Security Number", "Tax ID"],
     "period_start": ["Period Start", "Period Beginning", "Period Start Date", "Start Date", "Period From"],
     "period_end": ["Period End", "Period Ending", "Period End Date", "End Date", "Period To"],
@@ -123,6 +124,35 @@ def sheet_dates(names: list[str]) -> tuple[str, str] | None:
             ok = ok and m is not None
         if ok and names:
             return rf"(?P<pay_date>{rx})", fmt
+    return None
+
+
+_NAME_DATES = [*_SHEET_DATES, ("%m%d%Y", r"(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:19|20)\d{2}"),
+               ("%Y%m%d", r"(?:19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])")]
+
+
+def name_dates(stem: str) -> tuple[str, str] | None:
+    """(pattern, date format) of the dates a file's name gives (``report.file_name``): one date, the
+    pay date; two after the word period, its start and end; three, those and the pay (or check) date
+    (``Prior Payroll Pay Period 12252021 01072022 Pay Date 01132022``); else None."""
+    import datetime as dt
+
+    low = stem.lower()
+    for fmt, rx in _NAME_DATES:
+        found = list(re.finditer(rf"(?<![\w-]){rx}(?![\w-])", stem))
+        try:
+            [dt.datetime.strptime(m.group(0), fmt) for m in found]
+        except ValueError:
+            continue
+        if len(found) == 1:
+            return rf"(?P<pay_date>{rx})", fmt
+        if len(found) not in (2, 3) or "period" not in low[:found[0].start()] or (
+                len(found) == 3 and not re.search(r"\b(?:pay|check)\b", low[found[1].end():found[2].start()])):
+            continue
+        names = ["period_start", "period_end", "pay_date"]
+        pattern = "".join((re.escape(stem[found[k - 1].end():m.start()]) if k else "") + f"(?P<{names[k]}>{rx})"
+                          for k, m in enumerate(found))
+        return pattern, fmt
     return None
 
 
@@ -356,5 +386,5 @@ def looks_like_ids(values: list[str]) -> bool:
     return bool(vals) and len(ids) * 2 > len(vals)
 
 
-__all__ = ["EARNINGS", "HOURS_FIELDS", "LEXICON", "blocks", "counted", "earning", "hours_of", "hours_twin", "no_place", "sheet_dates", "fits", "kind", "looks_like_ids",
+__all__ = ["EARNINGS", "HOURS_FIELDS", "LEXICON", "blocks", "counted", "earning", "hours_of", "hours_twin", "name_dates", "no_place", "sheet_dates", "fits", "kind", "looks_like_ids",
            "looks_like_names", "notes", "reach", "sections", "sheet_patterns", "totals", "unit"]

@@ -180,6 +180,7 @@ def files_csv_lines(d, header: list[str], values: list[list[str]], sub: Submissi
     ``payroll/files.csv`` that give its pay frequency and lag, said at the draft's foot; none where
     files.csv already gives them."""
     have = set(d.fields) | {x for _, fields, _ in d.blocks for x in fields}
+    have |= set(re.findall(r"\(\?P<(\w+)>", d.file_date[0])) if d.file_date else set()
     if have & {"period_start", "period_end", "pay_period", "pay_frequency"} or not (
             "pay_date" in have or d.sheet_date):
         return

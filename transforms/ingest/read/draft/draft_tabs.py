@@ -2,7 +2,8 @@
 
 Tabs laid out alike (``draft._choose_sheets``) hold the same payroll when their figures agree: the
 totals of each hours and money column both tabs have (lines saying total left out), and, where both
-tabs print them, the same employees and the same dates (and no other date in their names). One of them is read, the most detailed
+tabs print them, the same employees and the same dates, on their lines or above their header (and no
+other date in their names). One of them is read, the most detailed
 (dates on its lines, then the most lines of figures, then the fewest totals lines, else the first), the others are skipped by
 name; tabs that hold different payrolls (a tab per pay run, per client company) are all read.
 """
@@ -25,13 +26,14 @@ DATE = re.compile(r"\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}")
 class Payroll:
     """What a tab's lines add up to: each hours and money column's total (by field), its
     employees and its dates (None where the tab prints none), its lines of figures and its lines
-    saying total (a department's, an employee's)."""
+    saying total (a department's, an employee's), the dates printed above its header."""
 
     totals: dict[str, Decimal]
     employees: frozenset[str] | None
     dates: frozenset[str] | None
     lines: int
     totals_lines: int = 0
+    heading: frozenset[str] | None = None  # the dates printed above its header
 
 
 def amount(cell: str | None) -> Decimal | None:
@@ -75,7 +77,9 @@ def payroll(words, cand) -> Payroll:
             elif f in DATES and c and (m := DATE.search(c)):
                 dates.add(m.group(0))
         lines += 1
-    return Payroll(totals, frozenset(employees) or None, frozenset(dates) or None, lines, said_total)
+    # the dates printed above the header (``Pay period | 01/01/2023 - 01/31/2023``: a tab per month)
+    heading = frozenset(m.group(0) for _, cells in cand.records[:cand.index] for c in cells if c for m in DATE.finditer(c))
+    return Payroll(totals, frozenset(employees) or None, frozenset(dates) or None, lines, said_total, heading or None)
 
 
 def _first(fields: dict[int, str], wanted: tuple[str, ...]) -> str | None:
@@ -91,7 +95,7 @@ def agree(a: Payroll, b: Payroll) -> list[str] | None:
         return None
     if a.employees and b.employees and a.employees != b.employees:
         return None
-    if a.dates and b.dates and a.dates != b.dates:
+    if (a.dates and b.dates and a.dates != b.dates) or (a.heading and b.heading and a.heading != b.heading):
         return None
     said = [f"{f} {a.totals[f]:,}" for f in common][:4] + ([f"and {len(common) - 4} more column totals"]
                                                          if len(common) > 4 else [])

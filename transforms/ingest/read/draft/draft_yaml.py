@@ -5,6 +5,7 @@ loads as a profile (``profiles.Profile``: the strict schema any profile is read 
 from __future__ import annotations
 
 import datetime as dt
+import re
 import shlex
 
 import yaml
@@ -123,6 +124,8 @@ def _periods(d) -> list[str]:
                 'split: {pay_period: {into: [period_start, period_end], pattern: "\\\\s*(\\\\S+)\\\\s*-\\\\s*(\\\\S+)\\\\s*"}}']
     if d.sheet_date:
         has.add("pay_date")
+    if d.file_date:
+        has |= set(re.findall(r"\(\?P<(\w+)>", d.file_date[0]))
     if not {"period_start", "period_end"} <= has and "pay_date" in has:
         freq = ", frequency: pay_frequency" if "pay_frequency" in f else ""
         return ["# only a pay date: the period ends pay_lag_days before it, by the pay frequency"
@@ -148,6 +151,8 @@ def _report(d) -> list[str]:
         report.append(f"  end: [{', '.join(_q(e) for e in d.end)}]")
     if d.sheet_date:
         report.append(f"  sheet_name: {{pattern: {_q(d.sheet_date[0])}, date_format: {_q(d.sheet_date[1])}}}")
+    if d.file_date:
+        report.append(f"  file_name: {{pattern: {_q(d.file_date[0])}, date_format: {_q(d.file_date[1])}}}")
     if d.blocks or d.employee_block:
         report.append("  blocks:")
         for label, fields, value in d.blocks:
