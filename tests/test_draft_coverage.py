@@ -93,8 +93,9 @@ STOPS = {
     "paychex_flex": ("fields.hours: the canonical column 'hours' is neither a field nor derived",
                      "a journal with a block per employee, a line per code (DESCRIPTION RATE HOURS EARNINGS), the "
                      "check's hours and gross only on its EMPLOYEE TOTAL line: the draft finds no hours column"),
-    "paylocity": ("fields.hours: the canonical column 'hours' is neither a field nor derived",
-                  "a two-row header (Earnings / Taxes / Deductions over Code Hours Rate Amount ...), a block per "
+    "paylocity": ("fields.employee_id: the canonical column 'employee_id' is neither a field nor derived",
+                  "the employee column it takes (the group row taken for the header) holds none of the roster's "
+                  "ids, so no id is proposed (nor hours); a two-row header (Earnings / Taxes / Deductions over Code Hours Rate Amount ...), a block per "
                   "check with its code lines side by side and its figures on the block's Totals line: the draft "
                   "takes the group row for the header"),
 }

@@ -173,6 +173,7 @@ def draft_profile(path: Path, name: str | None = None, agency: Path | None = Non
     di.employer_column(d, header, values, sub)
     di.employee_column(d, header, values, sub)
     di.employee(d, header, values)
+    di.unknown_to_the_roster(d, header, values, sub)
     dc.code_lines(d, words, header, values)
     alone = dl.employee_lines(d, header, best.records[best.index + 1:])
     _totals_or_parts(d, words, alike)

@@ -106,6 +106,25 @@ def employee_column(d, header: list[str], values: list[list[str]], sub: Submissi
         d.check.append(f"'{d.fields['employee_id']}' is a PEO's member number: the roster must list the same ids")
 
 
+def unknown_to_the_roster(d, header: list[str], values: list[list[str]], sub: Submission) -> None:
+    """An employee id (a column, or the names as printed) none of whose values the roster has is not
+    proposed: read, it would pay no claimed employee and decide a wrong NO_CREDIT_DUE; the draft then
+    does not load until the column is named (said at the foot)."""
+    f = d.fields
+    source = f.get("employee_id") if "employee_id" in f else (f.get("employee_name") if d.ids_from == ["employee_name"]
+                                                             else None)
+    if not sub.roster_ids or not isinstance(source, str) or source not in header:
+        return
+    vals = {v.strip().lower() for v in values[header.index(source)] if v and v.strip()}
+    if not vals or vals & sub.roster_ids:
+        return
+    f.pop("employee_id", None)
+    d.ids_from = []
+    d.check = [c for c in d.check if not c.startswith(("no employee id: the name as printed", f"'{source}' is read as"))]
+    d.check.append(f"'{source}' is not read as the employee id: none of its values is a roster's id "
+                   f"({sub.roster_from}); name the column that holds them")
+
+
 def employee(d, header: list[str], values: list[list[str]]) -> None:
     """The employee's id: its column (a column of names under an id's header is the name), or the
     name as printed (``employee_id_from``), or a guess said at the foot."""
@@ -209,4 +228,4 @@ def _csv(text: str) -> str:
     return '"' + text.replace('"', '""') + '"' if re.search(r'[",\n]', text) else text
 
 
-__all__ = ["dates", "employee", "frequency_of", "files_csv_lines", "OWN_ID", "Submission", "employee_column", "employer_column", "submission_of"]
+__all__ = ["dates", "employee", "unknown_to_the_roster", "frequency_of", "files_csv_lines", "OWN_ID", "Submission", "employee_column", "employer_column", "submission_of"]
