@@ -36,6 +36,9 @@ from tests.fixtures.exports import code_lines_register as code_lines
 from tests.fixtures.exports import common, run
 from tests.fixtures.exports import repeated_tabs as tabs
 from tests.fixtures.exports import transposed_register as transposed
+from transforms.ingest.read.files import readers as rd
+from transforms.ingest.read.layouts.profile_files import load_profiles
+from transforms.ingest.read.reports import transpose as tp
 from transforms.runs.inputs import SubmissionIncomplete
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -264,3 +267,28 @@ def test_transposed_register_without_its_period_block_is_not_decided(tmp_path):
     with pytest.raises(SubmissionIncomplete, match="nothing was decided") as err:
         run.decide(sub, tmp_path / "work", profiles=folder)
     assert all(f"{transposed.csv_name(d)} could not be read" in str(err.value) for d, _ in transposed.qbd.years()[2023])
+
+
+def test_the_two_transposed_profiles_each_read_their_own_table():
+    """QuickBooks Desktop's table and this one's are the same table: both transposed profiles reach
+    its four fields on either. Where the ``Check date`` and ``Pay period`` lines stand above it,
+    only ``payroll_summary_by_pay_run`` finds the table (without them the first of those lines is
+    taken for its first row); where they do not, the profile that needs them fits less
+    (``transpose.fit``: its two block lines missing), so QuickBooks Desktop's reads its own file."""
+    layouts = {p.name: p for p in load_profiles()}
+    qbd, by_run = layouts["quickbooks_desktop_payroll_summary"], layouts["payroll_summary_by_pay_run"]
+    (d, checks), *_ = transposed.qbd.years()[2022]
+
+    def records(rows: list[list]) -> list:
+        return rd.delimited_records(common.excel_csv(rows).decode("cp1252"), ",")
+
+    theirs, ours = records(transposed.qbd.sheet_rows(d, checks)), records(transposed.sheet_rows(d, checks))
+    fits = {}
+    for p in (qbd, by_run):
+        f, _, used = tp.find_layout([p], theirs)
+        fits[p.name] = tp.fit(f, used)
+    assert fits == {"quickbooks_desktop_payroll_summary": (4, 0), "payroll_summary_by_pay_run": (4, -2)}
+    assert tp.find_layout([qbd, by_run], theirs)[0].match.profile.name == "quickbooks_desktop_payroll_summary"
+    assert tp.find_layout([qbd], ours)[0] is None
+    found, _, used = tp.find_layout([qbd, by_run], ours)
+    assert found.match.profile.name == "payroll_summary_by_pay_run" and tp.fit(found, used) == (4, 0)
