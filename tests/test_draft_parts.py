@@ -91,7 +91,7 @@ def test_a_report_of_check_dates_gets_the_files_csv_lines_to_write(tmp_path, can
     assert "# CHECK: the check dates' spacing says biweekly: write these lines to payroll/files.csv" in text
 
     with pytest.raises(SubmissionIncomplete, match="nothing was decided: payroll/100000001/Check Register.csv could "
-                       "not be read .the report gives only check dates and no pay frequency"):
+                       "not be read .profile 'check_register_draft': the report gives only check dates and no pay frequency"):
         decide(sub, tmp_path / "w0", profiles=tmp_path / "profiles")
 
     lines = [ln.removeprefix("#   ") for ln in foot.splitlines()[:2]]

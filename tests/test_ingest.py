@@ -158,7 +158,7 @@ def test_unknown_layout_names_nearest_profile(tmp_path):
     (rec,) = report.files
     assert rec.status == "rejected" and rec.rows_read == 1 and rec.rows_rejected == 1
     msg = report.rejects.get_column("message")[0]
-    assert "by 'peo_export'" in msg and "PER_END_DT" in msg and "ER_TAX_TOTAL" in msg and "BONUS" in msg
+    assert "nearest: profile 'peo_export', line 1 (8 of 10 fields)" in msg and "PER_END_DT" in msg and "ER_TAX_TOTAL" in msg and "BONUS" in msg
     assert report.rejects.get_column("line")[0] is None
 
 

@@ -33,7 +33,8 @@ def test_an_analyst_onboards_a_product_in_minutes(tmp_path):
                                               else square.FILES_CSV, encoding="utf-8")
     # no shipped profile reads it: the run would stop naming the nearest row and layout
     r = cli("layouts", "check", str(export))
-    assert r.returncode == 1 and "the header matches no known payroll layout; nearest: line 5" in r.stdout.replace("\n", " ")
+    assert r.returncode == 1 and "the header matches no known payroll layout; nearest: profile" in r.stdout.replace("\n", " ")
+    assert ", line 5 of sheet 'Paycheck Details' (" in r.stdout.replace("\n", " ")
 
     profiles = tmp_path / "profiles"
     r = cli("layouts", "draft", str(export), "--out", str(profiles / "square_paycheck_details.yaml"),

@@ -11,6 +11,7 @@ from pathlib import Path
 import polars as pl
 
 from transforms.ingest.plan import Plan
+from transforms.ingest.read.problems import said_at
 from transforms.ingest.report import REJECT_SCHEMA, FileRecord, IngestReport
 from transforms.ingest.store import lake as lk
 from transforms.ingest.store import lake_verify as lake_check
@@ -52,7 +53,7 @@ def file_record(w: FileWork, n_acc: int, mine: list[dict]) -> FileRecord:
     if w.file_problem:
         msg.insert(0, w.file_problem)
     elif w.rows_read == 0:
-        msg.append("no data rows (header only)")
+        msg.append(f"{said_at(w.profile)}no data rows (header only)")
     if n_rej and not w.file_problem:
         msg.append(f"{n_rej} row(s) rejected" + (
             f" ({n_doubt} read but doubtful: kept, they hold their applications until a release confirms them "

@@ -12,6 +12,14 @@ from transforms.ingest.read.layouts import columns as cr
 from transforms.ingest.read.layouts import header as hd
 
 
+def said_at(profile: str | None, sheet: str | None = None) -> str:
+    """How a message of one table opens: the profile it comes from and the sheet, e.g.
+    ``profile 'acme_register', sheet 'Payroll': `` (nothing when neither is known)."""
+    parts = [f"profile '{profile}'"] if profile else []
+    parts += [f"sheet '{sheet}'"] if sheet else []
+    return ", ".join(parts) + ": " if parts else ""
+
+
 @dataclass
 class Problem:
     rule: str
@@ -34,9 +42,8 @@ def no_match(dataset: str, near: hd.Nearest | None, where: str = "", hint: str =
         msg = f"no row of the {where or 'file'} is the header of a {dataset} layout (no column of any layout found)"
         return msg + (f". {hint}" if hint else ""), msg + (f". {hint}" if hint else "")
     m = near.match
-    lead = (f"the header matches no known {dataset} layout; nearest: line {near.line}"
-            f"{f' of {where}' if where else ''}, by '{m.profile.name}' ({len(m.columns)} of "
-            f"{len(m.columns) + len(m.missing)} fields)")
+    lead = (f"the header matches no known {dataset} layout; nearest: profile '{m.profile.name}', line {near.line}"
+            f"{f' of {where}' if where else ''} ({len(m.columns)} of {len(m.columns) + len(m.missing)} fields)")
     short, full = [lead], [lead]
     if m.missing:
         short.append("missing column(s): " + hd.short_list(m.missing_headers()))
@@ -54,7 +61,17 @@ def no_match(dataset: str, near: hd.Nearest | None, where: str = "", hint: str =
     return head + "; ".join(short) + tail, head + "; ".join(full) + tail
 
 
-def unknown_layout(dataset: str, cands: list, data: bytes, nearest: hd.Nearest | None) -> Problem:
+def holds(near: hd.Nearest) -> str:
+    """What a profile's nearest row holds: ``line 1 holds 6 of 7 fields, missing column(s): Hours Worked``."""
+    m = near.match
+    return (f"line {near.line} holds {len(m.columns)} of {len(m.columns) + len(m.missing)} fields"
+            + (f", missing column(s): {hd.short_list(m.missing_headers(), 3)}" if m.missing else ""))
+
+
+def unknown_layout(dataset: str, cands: list, data: bytes, nearest: hd.Nearest | None,
+                   own: list[hd.Nearest] | None = None) -> Problem:
+    """The problem of a text file no layout reads; ``own``: the nearest rows of the agency's own
+    profiles that are not the nearest of all, each said after it (``profile 'acme': line 3 holds ...``)."""
     hint = ""
     for alt in [",", ";", "\t", "|"]:
         for p in cands:
@@ -79,7 +96,8 @@ def unknown_layout(dataset: str, cands: list, data: bytes, nearest: hd.Nearest |
     except rd.FileUnreadable:
         table = None
     short, full = no_match(dataset, nearest, hint=hint)
-    return Problem("unknown_layout", short, table, full)
+    mine = "".join(f"; profile '{n.match.profile.name}': {holds(n)}" for n in own or [])
+    return Problem("unknown_layout", short + mine, table, full + mine)
 
 
-__all__ = ["Problem", "Sheet", "no_match", "unknown_layout"]
+__all__ = ["Problem", "Sheet", "holds", "no_match", "said_at", "unknown_layout"]

@@ -210,13 +210,18 @@ def _find_in_text(cands: list[pf.Profile], data: bytes):
             if found is not None and (best is None or len(found.match.columns) > len(best[0].match.columns)):
                 best = (found, enc, d, text)
     if best is None:  # which row came nearest, by which layout: every row of every reading looked at
+        own: dict[str, hd.Nearest] = {}  # the agency's profiles' own nearest rows, said too
         for p in cands:
             for d in p.delimiters:
                 got = by_text.get(("|".join(p.encodings), d))
                 near = hd.find_layout([p], got[0])[1] if got is not None else None
                 if near is not None and (nearest is None or hd._score(near.match) > hd._score(nearest.match)):
                     nearest = near
-        return pb.unknown_layout(cands[0].dataset, cands, data, nearest)
+                if near is not None and near.reached >= 2 and pfiles.origin(p) != "shipped" and (
+                        p.name not in own or hd._score(near.match) > hd._score(own[p.name].match)):
+                    own[p.name] = near
+        return pb.unknown_layout(cands[0].dataset, cands, data, nearest,
+                                 [n for n in own.values() if nearest is None or n.match.profile is not nearest.match.profile])
     found, enc, d, text = best
     head = by_text[("|".join(next(p for p in cands if p.name == found.match.profile.name).encodings), d)][0]
     return text, head, found, enc, d
@@ -244,7 +249,10 @@ def _read_workbook(dataset: str, path: Path, rel: str, key: HashKey, context: Fi
         return [], Problem(exc.rule, exc.message), [], notes
     if not any(s.records for s in sheets):
         return [], Problem("empty_file", "the workbook has no sheet with a header row"), [], notes
-    plan = shp.plan_sheets(sheets, _candidates(dataset, "xlsx", context, None, layouts))
+    cands = _candidates(dataset, "xlsx", context, None, layouts)
+    plan = shp.plan_sheets(sheets, cands)
+    # the agency's own profiles that read nothing here: why, sheet by sheet (never only a shipped one's word)
+    notes += [said for p in cands if pfiles.origin(p) != "shipped" and (said := shp.unread_by(p, sheets, plan))]
     staged, bad = [], []
     for got in plan.read:
         if not got.sheet.visible:
@@ -331,7 +339,7 @@ def _finish_table(dataset: str, table: rd.RawTable, m: hd.Match, rel: str, key: 
     """The submission's context on every row, the shape's lines said, the table staged."""
     where = f"{rel}[{table.sheet}]" if table.sheet else rel
     table, m, mismatch = ctx.apply_context(table, m, context, where)
-    if (unread := ctx.unread_context(m, where)) is not None:
+    if (unread := ctx.unread_context(m, rel, table.sheet)) is not None:
         return [], Problem(unread.rule, unread.message), [], notes
     if shape.words():
         notes.append((f"sheet '{table.sheet}': " if table.sheet else "") + shape.words())

@@ -143,10 +143,10 @@ def validate_table(work: FileWork, st: StagedTable, now: datetime, docs_dir: Pat
         scope.add(va.file_tally(dataset, gx_frame))
     file_fail = [f for f in failures if f.severity == "file"]
     if file_fail:
-        msg = wrong_types_message(st, file_fail)
+        msg = wrong_types_message(st, file_fail, work.layouts)
         work.rejects.append(dict(file=where, line=None, column=None, value=None, rule="wrong_types", message=msg, employer_id=sole))
         work.problem_rule = work.problem_rule or "wrong_types"
-        work.notes.insert(0, f"sheet '{st.sheet}': {msg}" if st.sheet else msg)
+        work.notes.insert(0, msg)
         reject_all(work, st, frame, struct_lines, ragged, msg)
         return
     bad: dict[int, list[str]] = {}

@@ -121,7 +121,7 @@ def _reject_every_row(work: FileWork, tables, scope: FileScope, file_fail: list,
     work.padded_ssns = 0
     for st in tables:
         if scope.rejected is None:
-            scope.rejected = wrong_types_message(st, file_fail)
+            scope.rejected = wrong_types_message(st, file_fail, work.layouts)
             work.problem_rule = "wrong_types"
             work.rejects.append(dict(file=work.rel, line=None, column=None, value=None, rule="wrong_types",
                                      message=scope.rejected, employer_id=scope.sole))

@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 import polars as pl
 
+from transforms.ingest.read import problems as pb
 from transforms.ingest.read.cast.canonical import StagedTable
 from transforms.ingest.read.files import readers as rd
 from transforms.ingest.read.files.line_limits import Limits
+from transforms.ingest.read.layouts.profile_files import load_profiles
 from transforms.ingest.validate import engines as va
 from transforms.ingest.validate.masking import cells_json, mask_employer, mask_value
 
@@ -76,9 +79,39 @@ def lookup(frame: pl.DataFrame, lines: list[int], cols: list[str]) -> dict[int, 
     return {r["__line"]: r for r in sel.iter_rows(named=True)}
 
 
-def wrong_types_message(st: StagedTable, file_fail: list[va.Failure]) -> str:
-    cols = ", ".join(sorted({st.headers.get(f.column, f.column) for f in file_fail}))
-    return f"most values of {cols} are empty or of the wrong type: the file is rejected"
+def wrong_types_message(st: StagedTable, file_fail: list[va.Failure], layouts: tuple | None = None) -> str:
+    """The one line of a table rejected whole, naming its profile and sheet. A field that a report
+    block or the file's (sheet's) name gives and that is empty on every row is said as what read
+    nothing (the block's label and where it was looked for, the name's pattern), never as the
+    empty values of its field; ``layouts``: the profiles in effect."""
+    failed = {f.column for f in file_fail}
+    empty = {c for c in failed if c in st.text.columns and st.text.get_column(c).str.strip_chars().fill_null("").eq("").all()}
+    profile = next((p for p in (layouts or load_profiles()) if p.name == st.profile), None)
+    said, lost = _read_nothing(st, profile, empty) if profile is not None and profile.report is not None else ([], set())
+    cols = ", ".join(sorted({st.headers.get(c, c) for c in failed - lost}))
+    said += [f"most values of {cols} are empty or of the wrong type"] if cols else []
+    return pb.said_at(st.profile, st.sheet) + "; ".join(said) + ": the file is rejected"
+
+
+def _read_nothing(st: StagedTable, profile, empty: set[str]) -> tuple[list[str], set[str]]:
+    """(what read nothing, the fields it leaves empty): the blocks no line matched (a field a block
+    sets is a column headed ``<field> (block header line)``) and the name patterns that matched no
+    name (``<field> (file or sheet name)``)."""
+    said, lost = [], set()
+    blocks = {c for c in empty if st.headers.get(c, "").endswith("(block header line)")}
+    for b in profile.report.blocks:
+        if set(b.sets) & blocks:
+            said.append(f"no line matched report.blocks label '{b.label}' ({'alone ' if b.alone else ''}"
+                        f"{'in the first cell' if b.first else 'in any cell'} of a line; it sets {', '.join(b.sets)})")
+            lost |= set(b.sets) & blocks
+    named = {c for c in empty if st.headers.get(c, "").endswith("(file or sheet name)")}
+    specs = [("file_name", profile.report.file_name, f"the file's name '{PurePosixPath(st.source_file).name}'"),
+             ("sheet_name", profile.report.sheet_name, f"the sheet's name '{st.sheet}'" if st.sheet else None)]
+    for key, spec, name in specs:
+        if spec is not None and name is not None and set(re.compile(spec.pattern).groupindex) & named:
+            said.append(f"report.{key} '{spec.pattern}' matches nothing in {name}")
+            lost |= set(re.compile(spec.pattern).groupindex) & named
+    return said, lost
 
 
 def reject_all(work: FileWork, st: StagedTable, frame: pl.DataFrame, struct_lines: list[int], ragged: dict, msg: str) -> None:

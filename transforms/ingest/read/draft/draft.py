@@ -25,9 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from transforms.ingest.read import figures as fg
+from transforms.ingest.read.draft import draft_codes as dc
 from transforms.ingest.read.draft import draft_guess as dg
 from transforms.ingest.read.draft import draft_ids as di
 from transforms.ingest.read.draft import draft_lines as dl
+from transforms.ingest.read.draft import draft_tabs as dt
 from transforms.ingest.read.draft.draft_yaml import draft_yaml
 from transforms.ingest.read.files import readers as rd
 from transforms.ingest.read.files import workbooks as wbk
@@ -72,6 +74,7 @@ class Draft:
     units: dict[str, str] = field(default_factory=dict)  # hours fields written as hours and minutes
     fixed_width: list[str] | None = None  # printed in columns: cut at the heading (the continued columns)
     extension: str = ""
+    codes: dict | None = None  # a line per code: layout: long's fields and code table (draft_codes)
 
 
 SUMMARY_NAMES = re.compile(r"summary|totals?\b|notes?\b|criteria|cover|instructions|read ?me", re.I)
@@ -151,10 +154,13 @@ def draft_profile(path: Path, name: str | None = None, agency: Path | None = Non
     if not cands:
         raise ValueError(f"{path}: no line among the first 60 names a payroll column (employee, hours, gross pay ...)")
     best = max(cands, key=lambda c: c.rank)
+    alike, repeats = (dt.one_of_each(words, _alike(best, cands)) if len(tables) > 1 else ([best], []))
+    best = next((keep for keep, copies, _ in repeats if best in copies), best)  # the most detailed of its copies
     d = Draft(name or _slug(path.stem), path.name, best.index, best.records[best.index][0], title_lines=best.index,
               sheet=best.sheet, transposed=best.transposed, transposed_spec=best.spec,
               fixed_width=fixed.get("fixed_width"), extension=path.suffix.lower())
-    alike = _choose_sheets(d, best, cands, [s for s, _ in tables]) if len(tables) > 1 else [best]
+    if len(tables) > 1:
+        _choose_sheets(d, alike, repeats, [s for s, _ in tables])
     header = [(c or "").strip() for c in best.records[best.index][1]]
     below = best.records[best.index + 1:best.index + 2001]
     values = [[cells[k] if k < len(cells) and cells[k] is not None else "" for _, cells in below]
@@ -164,6 +170,7 @@ def draft_profile(path: Path, name: str | None = None, agency: Path | None = Non
     di.employer_column(d, header, values, sub)
     di.employee_column(d, header, values, sub)
     di.employee(d, header, values)
+    dc.code_lines(d, words, header, values)
     alone = dl.employee_lines(d, header, best.records[best.index + 1:])
     _totals_or_parts(d, words, alike)
     _blank_figures(d, values)
@@ -186,17 +193,26 @@ def draft_profile(path: Path, name: str | None = None, agency: Path | None = Non
     return d
 
 
-def _choose_sheets(d: Draft, best: _Candidate, cands: list[_Candidate], names: list[str]) -> list[_Candidate]:
-    """The sheets laid out like the chosen one are read, the others passed over (by name)."""
-    alike = [c for c in cands if c.transposed == best.transposed and c.spec == best.spec and len(
+def _alike(best: _Candidate, cands: list[_Candidate]) -> list[_Candidate]:
+    """The sheets laid out like the chosen one (the same orientation, most of its fields)."""
+    return [c for c in cands if c.transposed == best.transposed and c.spec == best.spec and len(
         c.reached & best.reached) * 2 > len(best.reached) and len(c.reached) >= 3]
+
+
+def _choose_sheets(d: Draft, alike: list[_Candidate], repeats: list, names: list[str]) -> None:
+    """The sheets laid out like the chosen one are read, but those repeating the payroll of
+    another (``draft_tabs``); the others passed over (by name)."""
     read = [c.sheet for c in alike]
     others = [n for n in names if n not in read]
     d.sheets_read, d.sheets_skip = dg.sheet_patterns(read, others)
-    if others:
+    copies = {c.sheet for _, tabs, _ in repeats for c in tabs}
+    for keep, tabs, said in repeats:
+        d.guessed.append(f"sheet(s) {', '.join(repr(c.sheet) for c in tabs)} repeat the payroll of sheet {keep.sheet!r} "
+                         f"(laid out alike; {', '.join(said)}): only {keep.sheet!r} is read (sheets.skip; check "
+                         "they are the same payroll grouped otherwise, not another pay run)")
+    if other := [n for n in others if n not in copies]:
         d.guessed.append(f"the payroll is on sheet(s) {', '.join(repr(s) for s in read)}; passed over: "
-                         f"{', '.join(repr(s) for s in others)} (sheets.skip: check none of them holds payroll)")
-    return alike
+                         f"{', '.join(repr(s) for s in other)} (sheets.skip: check none of them holds payroll)")
 
 
 def _totals_or_parts(d: Draft, words, alike: list[_Candidate]) -> None:

@@ -252,7 +252,8 @@ def totals(rows, width: int) -> list[tuple[str, str, bool]]:
     column) saying total, where the line holds a figure or the label opens it; or a line whose
     figures are the sums of the lines above it (since the last such line: ``All | All | 9985.5``),
     by its first word. ``first``: the label is the line's first non-blank cell. Once in the file:
-    its total; more often: since the last one."""
+    its total; more often: since the last one (labels once each that differ past their first two
+    words, a group's total naming its group, are one label: ``total department .+``)."""
     labels: Counter = Counter()
     first_of: dict[str, bool] = {}
     sums: dict[int, float] = {}
@@ -274,6 +275,13 @@ def totals(rows, width: int) -> list[tuple[str, str, bool]]:
         label = _pattern(hit[1])
         labels[label] += 1
         first_of[label] = first_of.get(label, True) and hit[0] == filled[0][0]
+    for head in {" ".join(x.split()[:2]) for x, n in labels.items() if n == 1 and len(x.split()) > 2}:
+        once = [x for x, n in labels.items() if n == 1 and x.startswith(head + " ")]
+        if len(once) > 1:  # a total per group, each group named ("Total Department 100 Baking"): one label
+            labels[head + r" .+"] = len(once)
+            first_of[head + r" .+"] = all(first_of[x] for x in once)
+            for x in once:
+                del labels[x]
     return [(label, "file" if n == 1 else "since_last", first_of[label]) for label, n in labels.items()]
 
 

@@ -10,6 +10,7 @@ import shlex
 import yaml
 from pydantic import ValidationError
 
+from transforms.ingest.read.draft.draft_codes import codes_yaml
 from transforms.ingest.read.layouts.profiles import Profile
 
 HOURS_PARTS = ("regular_hours", "overtime_hours", "double_time_hours")
@@ -86,6 +87,7 @@ def draft_yaml(d) -> str:
         derived.append(f"  employer_taxes: [{', '.join(n for n, _ in parts)}]")
     if derived:
         lines += ["derived:", *derived]
+    lines += codes_yaml(d)
     optional = [k for k in f if k in ("overtime_hours", "double_time_hours", "check_id") or k.startswith("hours_")] + [
         n for n, _ in pays[1:]]  # the kinds of earnings past the first: a file may print none of it
     if optional:
@@ -136,7 +138,7 @@ def _report(d) -> list[str]:
         report.append("  totals:")
         for label, scope, first in d.totals:
             checks = [k for k in ("hours", "gross_wages", "employer_taxes")
-                      if k in f or (k == "hours" and "regular_hours" in f) or (k == "employer_taxes" and d.er_parts)
+                      if k in f or d.codes or (k == "hours" and "regular_hours" in f) or (k == "employer_taxes" and d.er_parts)
                       or (k == "gross_wages" and d.pay_parts)]
             anywhere = "" if first else ", first: false"
             report.append(f"    - {{label: {_q(label)}, checks: [{', '.join(checks)}], scope: {scope}{anywhere}}}")
@@ -167,7 +169,7 @@ def _foot(d) -> list[str]:
     if d.files_csv:
         out.append("# payroll/files.csv (the period from each check date needs the file's pay frequency):")
         out += [f"#   {line}" for line in d.files_csv]
-    missing = [k for k in ("hours", "gross_wages", "employer_taxes") if k not in f and not (
+    missing = [k for k in ("hours", "gross_wages", "employer_taxes") if k not in f and not d.codes and not (
         (k == "hours" and any(x in f or x.startswith("hours_") for x in [*HOURS_PARTS, *f])) or (k == "employer_taxes" and d.er_parts)
         or (k == "gross_wages" and d.pay_parts))]
     if "employee_id" not in f and not d.ids_from:

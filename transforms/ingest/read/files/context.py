@@ -204,27 +204,43 @@ def apply_context(table: rd.RawTable, match: hd.Match, context: FileContext | No
     return out, match.with_columns(columns), errors
 
 
-def unread_context(match: hd.Match, where: str) -> CellError | None:
+def unread_context(match: hd.Match, rel: str, sheet: str | None = None) -> CellError | None:
     """A payroll table that gives no employer id, no pay period or no pay frequency at all (no
-    column, no block line, no file name, no folder, no files.csv): what to do, said once for the file."""
+    column, no block line, no file name, no folder, no files.csv): what to do, said once for the
+    file, naming the profile and the sheet (and a name pattern of the profile that matched nothing)."""
     profile, cols = match.profile, match.columns
     if profile.dataset != "payroll":
         return None
+    where = f"{rel}[{sheet}]" if sheet else rel
+    said = f"profile '{profile.name}'" + (f", sheet '{sheet}'" if sheet else "") + ": "
     if "employer_id" not in cols:
         return CellError(where, None, "employer_id", None, "no_employer_id",
-                         "the file gives no employer id: put it in a folder named by the employer's FEIN "
+                         said + "the file gives no employer id: put it in a folder named by the employer's FEIN "
                          "(payroll/123456789/) or name it in payroll/files.csv")
     rule = profile.period_from_pay_date
     if rule is not None:
         if rule.frequency is None and "pay_frequency" not in cols:
             return CellError(where, None, "pay_frequency", None, "no_pay_frequency",
-                             "the report gives only check dates and no pay frequency: state the employer's "
+                             said + "the report gives only check dates and no pay frequency: state the employer's "
                              "pay_frequency (weekly, biweekly, semimonthly, monthly) for this file in payroll/files.csv")
         if "pay_date" not in cols:
             return CellError(where, None, "pay_date", None, "no_period",
-                             "the file gives no check date to derive the pay period from")
+                             said + _name_missed(profile, rel, sheet, {"pay_date"})
+                             + "the file gives no check date to derive the pay period from")
     elif "period_start" not in cols or "period_end" not in cols:
         return CellError(where, None, "period_start", None, "no_period",
-                         "the file gives no pay period (period start and end): name them in payroll/files.csv "
+                         said + _name_missed(profile, rel, sheet, {"period_start", "period_end"})
+                         + "the file gives no pay period (period start and end): name them in payroll/files.csv "
                          "(period_start, period_end) for a file of one payroll")
     return None
+
+
+def _name_missed(profile, rel: str, sheet: str | None, fields: set[str]) -> str:
+    """``report.file_name 'P' matches nothing in the file's name 'N'; `` where the profile reads
+    ``fields`` from the file's (or the sheet's) name and the name gave none of them."""
+    report = profile.report
+    for key, spec, name in (("file_name", report and report.file_name, PurePosixPath(rel).name),
+                            ("sheet_name", report and report.sheet_name, sheet)):
+        if spec and name is not None and fields & set(re.compile(spec.pattern).groupindex):
+            return f"report.{key} '{spec.pattern}' matches nothing in the {key.split('_')[0]}'s name {name!r}; "
+    return ""

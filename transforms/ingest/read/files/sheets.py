@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from transforms.ingest.read import figures as fg
+from transforms.ingest.read import problems as pb
 from transforms.ingest.read.files.workbooks import Sheet
 from transforms.ingest.read.layouts import header as hd
 from transforms.ingest.read.reports import transpose as tp
@@ -90,6 +91,39 @@ def plan_sheets(sheets: list[Sheet], cands: list) -> SheetPlan:
     return plan
 
 
+def unread_by(profile, sheets: list[Sheet], plan: SheetPlan) -> str | None:
+    """Why ``profile`` (the agency's own) read no sheet of the workbook, sheet by sheet, in one
+    line; None when it read one, or when it is no profile of this workbook (no sheet comes near
+    its header, and another profile reads a sheet or it has no ``sheets.read``)."""
+    if any(f.found.match.profile is profile for f in plan.read):
+        return None
+    read_by = {f.sheet.name: f.found.match.profile.name for f in plan.read}
+    passed = {s.name: by for s, by, _ in plan.skipped}
+    # its sheets.read alone makes it this workbook's profile where no profile reads a sheet
+    said, own_skips = [], 0
+    near_it = not plan.read and profile.sheets is not None and bool(profile.sheets.read)
+    for sheet in (s for s in sheets if s.records):
+        found, near, _ = tp.find_layout([profile], sheet.records)
+        mine = profile.takes_sheet(sheet.name) or not plan.read  # a sheet it leaves out, another reads: not its
+        near_it = near_it or (mine and (found is not None or (near is not None and near.reached >= 2)))
+        if (pat := profile.skips_sheet(sheet.name)) is not None:
+            why, own_skips = f"sheets.skip {pat!r} names it", own_skips + 1
+        elif not profile.takes_sheet(sheet.name):
+            why = "no sheets.read pattern (" + ", ".join(repr(x) for x in profile.sheets.read) + ") names it"
+        elif found is not None:
+            by = read_by.get(sheet.name) or passed.get(sheet.name)
+            why = f"read by profile '{by}', which reaches more fields" if sheet.name in read_by else (
+                f"passed over by sheets.skip of profile '{by}'")
+        elif near is None:
+            why = "no row holds a column of it"
+        else:
+            why = pb.holds(near)
+        said.append(f"sheet '{sheet.name}': {why}")
+    if not near_it or own_skips == len(said):  # its own skips are said with each sheet skipped
+        return None
+    return f"profile '{profile.name}' reads no sheet of the workbook: " + "; ".join(said)
+
+
 def _left_out(profile, name: str) -> str:
     """One line naming the profile's file and key that kept it from sheet ``name``, and what to write."""
     src = profile.source or profile.name
@@ -101,4 +135,4 @@ def _left_out(profile, name: str) -> str:
     return f"{src}: sheets.read: no pattern ({pats}) names sheet '{name}': add its name or a pattern of it (e.g. {example})"
 
 
-__all__ = ["Found", "SheetPlan", "plan_sheets"]
+__all__ = ["Found", "SheetPlan", "plan_sheets", "unread_by"]

@@ -56,6 +56,10 @@ class SheetChoice(BaseModel):
     def _check(self) -> SheetChoice:
         if both := {p.strip().lower() for p in self.read} & {p.strip().lower() for p in self.skip}:
             raise ValueError(f"read and skip both name {sorted(both)}: keep each pattern in one of them")
+        for r in self.read:  # a skip pattern (of '*' only) that names every sheet a read pattern names
+            if lost := next((k for k in self.skip if "?" not in k and "[" not in k + r and _name_matches(k, r)), None):
+                raise ValueError(f"skip {lost!r} names every sheet read {r!r} names: it would read none; "
+                                 "remove one, or narrow the skip")
         return self
 
     def reads(self, name: str) -> bool:

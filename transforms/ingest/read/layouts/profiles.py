@@ -62,7 +62,7 @@ from transforms.ingest.read.layouts.profile_parts import (
     PeriodFromPayDate,
     SplitField,
 )
-from transforms.ingest.read.layouts.report_layout import ReportLayout
+from transforms.ingest.read.layouts.report_layout import ReportLayout, unread_sets
 from transforms.ingest.read.layouts.vocabulary import Reader, Vocabulary, load_vocabulary
 
 DATASETS: tuple[str, ...] = tuple(schema.SUBMITTED_COLUMNS)
@@ -124,8 +124,7 @@ class Profile(BaseModel):
     # money field or money for an hours field (``profile_keys.unit_slip``)
     trust_aliases: list[str] = Field(default_factory=list)
     carry: list[str] = Field(default_factory=list)  # blank: the line above's, same employee (``cells.carried``)
-    # fields of hours written as hours and minutes (``76:45``, ``[h]:mm`` cells): ``h:mm``
-    # (``cast/durations.py``)
+    # fields of hours written as hours and minutes (``76:45``, ``[h]:mm`` cells: cast/durations.py)
     units: dict[str, Literal["h:mm"]] = Field(default_factory=dict)
     # a text file printed in fixed-width columns (``files/fixed_width.py``)
     fixed_width: FixedWidth | None = None
@@ -205,6 +204,8 @@ class Profile(BaseModel):
             for p in parts:
                 if p not in flat:
                     raise ValueError(f"derived.{col}: uses {p!r}, which is not a field: add it under fields")
+        if said := unread_sets(self, [f for _, used in uses for f in used]):
+            raise ValueError(said)
         for f in self.optional:
             if f not in flat:
                 raise ValueError(f"optional: {f!r} is not a field")
@@ -220,9 +221,8 @@ class Profile(BaseModel):
                 codecs.lookup(enc)
             except LookupError:
                 raise ValueError(f"encodings: {enc!r} is not an encoding (write e.g. utf-8, cp1252)") from None
-        for d in self.delimiters:
-            if len(d) != 1:
-                raise ValueError(f"delimiters: {d!r} is not one character")
+        if bad := [d for d in self.delimiters if len(d) != 1]:
+            raise ValueError(f"delimiters: {bad[0]!r} is not one character")
         return self
 
     def _provider(self, col: str) -> str:

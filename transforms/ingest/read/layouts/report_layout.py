@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from transforms import schema
 
 
 def check_pattern(value: str) -> str:
@@ -67,6 +69,21 @@ class BlockLine(BaseModel):
     def _pattern_ok(cls, v: str) -> str:
         return check_pattern(v)
 
+    @model_validator(mode="after")
+    def _reads(self) -> BlockLine:
+        """A block that could only read nothing (no label, no field, fewer groups than fields) is
+        an error of the profile, never a file whose fields are all empty."""
+        if not self.label.strip():
+            raise ValueError("label: empty: write the label the line prints, e.g. 'check date'")
+        if not self.sets:
+            raise ValueError("sets no field: write fields: [its field] (e.g. [pay_date]) or name a group of label")
+        wanted = [f for f in self.fields if f not in self.named]
+        if len(wanted) > 1 and re.compile(self.value).groups < len(wanted):
+            raise ValueError(f"value: '{self.value}' has {re.compile(self.value).groups} group(s) for the "
+                             f"{len(wanted)} fields {', '.join(wanted)}: write a group per field, "
+                             r"e.g. '(\S+)\s*-\s*(\S+)'")
+        return self
+
     @property
     def named(self) -> list[str]:
         return list(re.compile(self.label).groupindex)
@@ -111,7 +128,10 @@ class FileNameFields(BaseModel):
     @field_validator("pattern")
     @classmethod
     def _pattern_ok(cls, v: str) -> str:
-        return check_pattern(v)
+        if not re.compile(check_pattern(v)).groupindex:  # it would read nothing
+            raise ValueError(f"'{v}' names no group: name each field it reads, e.g. "
+                             r"'(?P<period_end>\d{8})' (period_start, period_end or pay_date)")
+        return v
 
 
 class ReportLayout(BaseModel):
@@ -145,4 +165,24 @@ class ReportLayout(BaseModel):
         return [check_pattern(p) for p in v]
 
 
-__all__ = ["BlockLine", "FileNameFields", "LabelledValue", "ReportLayout", "TotalsLine", "check_pattern"]
+def unread_sets(profile, uses: list[str]) -> str | None:
+    """The first field a block or a labelled value of ``profile`` sets that nothing reads (not a
+    canonical column, nor a field of a derived sum, a total's parts or ``uses``: the fields its
+    splits, ids and long layout read): the key and why, or None."""
+    report = profile.report
+    read = {*schema.SUBMITTED_COLUMNS[profile.dataset], *schema.OPTIONAL_COLUMNS.get(profile.dataset, []), *uses,
+            *(f for parts in (*profile.derived.values(), *profile.either.values()) for f in parts),
+            *(["pay_date"] if profile.period_from_pay_date is not None else [])}
+    for i, b in enumerate(report.blocks if report is not None else []):
+        if lost := [f for f in b.fields if f not in read and f not in b.named]:  # a label's group may name more
+            return (f"report.blocks.{i}.fields: sets {lost[0]!r}, which nothing reads: write a canonical column "
+                    "(e.g. pay_date, period_start) or a field that derived or a total's parts use")
+    for i, v in enumerate(report.labels if report is not None else []):
+        if v.field not in read:
+            return (f"report.labels.{i}.field: {v.field!r} is read by nothing: write a canonical column "
+                    "(e.g. pay_date, employee_id) or a field that derived or a total's parts use")
+    return None
+
+
+__all__ = ["BlockLine", "FileNameFields", "LabelledValue", "ReportLayout", "TotalsLine", "check_pattern",
+           "unread_sets"]
