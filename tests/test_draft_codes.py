@@ -117,19 +117,23 @@ def test_a_tax_code_printed_for_both_sides_without_a_type_is_left_to_the_analyst
     assert "# CHECK: codes MED, SS are in no list (a code printed twice on a check may be the employee's" in text
 
 
+SHIPPED_CODES = "dynamics_pay_statement_lines"  # the shipped profile of code_lines_register: the draft replaces it
+
+
 @pytest.mark.parametrize("fmt", ["csv", "xlsx"])
 def test_the_code_lines_fixture_drafted_unedited_decides_as_canonical(fmt, tmp_path, canonical):
     """``tests/fixtures/exports/code_lines_register.py`` (Dynamics-style pay statement lines, written
     from the maker's documentation by another hand): the employer's taxes the ``ER_`` codes, the
     employee's ``FICA`` and ``MEDI`` (the same amounts) ignored since ``ER_FICA``/``ER_MEDI`` are
-    printed; the hours in ``Quantity``."""
+    printed; the hours in ``Quantity``. Drafted under the shipped profile's name
+    (``dynamics_pay_statement_lines`` reads this export): the draft replaces it and alone reads."""
     from tests.fixtures.exports import code_lines_register as cl
 
     sub = cl.write_submission(tmp_path / "sub", fmt)
     (path,) = (sub / "payroll" / common.EMPLOYER).iterdir()
-    text = draft_yaml(draft_profile(path, "code_lines_draft"))
+    text = draft_yaml(draft_profile(path, SHIPPED_CODES))
     (tmp_path / "profiles").mkdir()
-    (tmp_path / "profiles" / "code_lines_draft.yaml").write_text(text, encoding="utf-8")
+    (tmp_path / "profiles" / f"{SHIPPED_CODES}.yaml").write_text(text, encoding="utf-8")
     long = yaml.safe_load(text)["long"]
     assert (long["tax_codes"], long["wage_codes"], long["hours_codes"]) == (
         ["ER_FICA", "ER_FUTA", "ER_MEDI", "ER_SDI", "ER_SUTA"], ["BONUS", "OT", "REG"], ["OT", "REG"]), text
@@ -137,7 +141,7 @@ def test_the_code_lines_fixture_drafted_unedited_decides_as_canonical(fmt, tmp_p
     assert yaml.safe_load(text)["fields"]["line_hours"] == ["Quantity"] and "DOES NOT LOAD" not in text
     staged, out = decide(sub, tmp_path / "work", profiles=tmp_path / "profiles")
     (rec,) = [f for f in staged.report.files if f.file.startswith("payroll/")]
-    assert (rec.profile, rec.status, rec.rows_rejected) == ("code_lines_draft", "accepted", 0), rec
+    assert (rec.profile, rec.status, rec.rows_rejected) == (SHIPPED_CODES, "accepted", 0), rec
     assert staged.rejects.filter(pl.col("file").str.starts_with("payroll/")).height == 0
     assert by_person(out, cl.EMPLOYEE_IDS) == canonical
 

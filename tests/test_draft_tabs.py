@@ -142,15 +142,19 @@ def test_an_amount_as_printed(cell, value):
     assert dtabs.amount(cell) == (Decimal(value) if value is not None else None)
 
 
+SHIPPED_TABS = "payroll_register_by_group"  # the shipped profile of repeated_tabs: a draft under its name replaces it
+
+
 def test_the_repeated_tabs_fixture_drafted_unedited_decides_as_canonical(tmp_path, canonical):
     """``tests/fixtures/exports/repeated_tabs.py`` (written from the makers' documentation by another
     hand): one register by department, by location and by employee, each with group headings and
-    sub-totals. The department tab is read, the two others skipped by name."""
+    sub-totals. The department tab is read, the two others skipped by name. Drafted under the
+    shipped profile's name (``payroll_register_by_group`` reads this export): the draft replaces it."""
     from tests.fixtures.exports import repeated_tabs as rt
 
     sub = rt.write_submission(tmp_path / "sub")
     (path,) = (sub / "payroll" / common.EMPLOYER).iterdir()
-    text = _drafted(path, tmp_path / "profiles", "repeated_tabs_draft")
+    text = _drafted(path, tmp_path / "profiles", SHIPPED_TABS)
     assert yaml.safe_load(text)["sheets"] == {"read": ["By Department"], "skip": ["By Location", "By Employee"]}, text
     assert ("# GUESSED: sheet(s) 'By Location', 'By Employee' repeat the payroll of sheet 'By Department' (laid out "
             "alike; employer_taxes 15,267.56, gross_wages 136,967.25, hours 10,025.5, the same 3 employees, the same "
@@ -158,7 +162,7 @@ def test_the_repeated_tabs_fixture_drafted_unedited_decides_as_canonical(tmp_pat
     assert "DOES NOT LOAD" not in text
     staged, out = decide(sub, tmp_path / "work", profiles=tmp_path / "profiles")
     (rec,) = [f for f in staged.report.files if f.file.startswith("payroll/")]
-    assert (rec.profile, rec.status, rec.rows_accepted) == ("repeated_tabs_draft", "accepted", 159), rec
+    assert (rec.profile, rec.status, rec.rows_accepted) == (SHIPPED_TABS, "accepted", 159), rec
     assert staged.rejects.filter(pl.col("file").str.starts_with("payroll/")).height == 0
     assert by_person(out, rt.EMPLOYEE_IDS) == canonical
 
@@ -185,15 +189,16 @@ def test_a_profile_reading_two_tabs_of_one_payroll_does_not_crash(tmp_path):
     ingest does not crash (was ``IndexError``); each line of the second tab is an exact copy of
     one of the first, rejected and named, so the payroll counts once; its own totals lines, the
     first tab's labels not theirs, are rejects too, so the application is HELD, never decided on
-    what is left."""
+    what is left. Under the shipped profile's name, which it replaces (the shipped one skips
+    ``By Location``)."""
     from tests.fixtures.exports import repeated_tabs as rt
 
     sub = rt.write_submission(tmp_path / "sub")
     (path,) = (sub / "payroll" / common.EMPLOYER).iterdir()
-    text = _drafted(path, tmp_path / "profiles", "two_tabs")
+    text = _drafted(path, tmp_path / "profiles", SHIPPED_TABS)
     text = text.replace('sheets: {read: ["By Department"], skip: ["By Location", "By Employee"]}',
                         'sheets: {read: ["By Department", "By Location"], skip: ["By Employee"]}')
-    (tmp_path / "profiles" / "two_tabs.yaml").write_text(text, encoding="utf-8")
+    (tmp_path / "profiles" / f"{SHIPPED_TABS}.yaml").write_text(text, encoding="utf-8")
     staged, out = decide(sub, tmp_path / "work", profiles=tmp_path / "profiles")
     rejects = staged.rejects.filter(pl.col("file").str.starts_with("payroll/"))
     assert set(rejects["file"]) == {f"payroll/{common.EMPLOYER}/{rt.FILE_NAME}[By Location]"}

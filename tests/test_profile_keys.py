@@ -299,15 +299,18 @@ def test_a_sheet_pattern_that_names_no_sheet_is_said_with_the_profiles_file_and_
 
 
 def test_the_canonical_workbook_still_reads_every_sheet(tmp_path):
-    """One shipped profile names sheets, only to skip one (QuickBooks Desktop's Summary tab), and
-    it is the one transposed profile: every other shipped profile tries every sheet; its skip counts
-    only where it reads a sheet of the file, so a Summary sheet of figures beside a canonical
-    sheet is still an unread table."""
+    """Two shipped profiles name sheets: QuickBooks Desktop's, only to skip its Summary tab, and
+    the register repeated on three tabs, to read one of them; every other shipped profile tries
+    every sheet; a profile's skip counts only where it reads a sheet of the file, so a Summary sheet
+    of figures beside a canonical sheet is still an unread table."""
     shipped = load_profiles()
-    assert [p.name for p in shipped if p.sheets is not None] == ["quickbooks_desktop_payroll_summary"]
-    assert [p.name for p in shipped if p.transposed is not None] == ["quickbooks_desktop_payroll_summary"]
-    (qbd,) = [p for p in shipped if p.sheets is not None]
+    assert [p.name for p in shipped if p.sheets is not None] == [
+        "payroll_register_by_group", "quickbooks_desktop_payroll_summary"]
+    assert [p.name for p in shipped if p.transposed is not None] == [
+        "payroll_summary_by_pay_run", "quickbooks_desktop_payroll_summary"]
+    tabs, qbd = [p for p in shipped if p.sheets is not None]
     assert qbd.sheets.read == [] and qbd.sheets.skip == ["Summary"]
+    assert tabs.sheets.read == ["By Department"] and tabs.sheets.skip == ["By Location", "By Employee"]
     sub = submission(tmp_path / "sub")
     head = ["employer_id", "employee_id", "period_start", "period_end", "hours", "gross_wages", "employer_taxes"]
     workbook(sub / "payroll" / EMPLOYER / "payroll.xlsx", {

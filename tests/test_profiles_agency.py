@@ -155,7 +155,9 @@ def test_the_header_below_title_rows_for_every_profile_and_the_nearest_row_named
     (rec,) = [f for f in report.files if f.dataset == "payroll"]
     assert rec.status == "rejected" and len(rec.message) < 400, rec.message
     # the title rows are passed over: the row named is the header's, by the layout reaching most fields
-    assert "nearest: profile 'adp_wfn_payroll_history', line 3 (3 of 7 fields); missing column(s): File Number" in rec.message
-    assert "unmatched column(s): Employee Number, Hours Worked, Memo 0" in rec.message and "and 36 more" in rec.message
+    # (the bureau's register reaches Employee No, Period Start, Period End and Gross Pay: 4 of its 9)
+    assert "nearest: profile 'bureau_client_payroll_register', line 3 (4 of 9 fields); missing column(s): " \
+           "Check Date, Check No, Regular Hours, Overtime Hours, Employer Taxes" in rec.message
+    assert "unmatched column(s): Hours Worked, Memo 0" in rec.message and "and 35 more" in rec.message
     full = report.rejects.filter(report.rejects["file"] == "payroll/x.csv")["message"][0]
     assert "Memo 39" in full and len(full) > len(rec.message)

@@ -259,6 +259,10 @@ def test_impcredit_layouts_lists_the_profiles_and_their_products():
                           ("gusto_payroll_journal", "Gusto"), ("canonical", ""),
                           ("patriot_payroll_details", "Patriot Software Payroll (Payroll Details report of a payroll)"),
                           ("quickbooks_desktop_payroll_summary", "QuickBooks Desktop Payroll (Payroll Summary per check date"),
-                          ("gusto_custom_report", "Gusto (Custom report by payroll and employee")):
+                          ("gusto_custom_report", "Gusto (Custom report by payroll and employee"),
+                          ("payroll_register_by_group", "A payroll register grouped by department, location or employee"),
+                          ("dynamics_pay_statement_lines", "Microsoft Dynamics AX 2012 / Dynamics 365 payroll"),
+                          ("bureau_client_payroll_register", "A payroll bureau's Payroll Register, a workbook with a tab"),
+                          ("payroll_summary_by_pay_run", "Payroll Summary per pay run, QuickBooks-style transposed")):
         assert name in flat and product in flat
         assert f"{name} {product}".strip() in flat  # each profile listed with its product

@@ -106,7 +106,8 @@ def _grouped(body: Records, n: int, width: int, g: int, h: int | None) -> Record
 def find_layout(cands: list, records: Records) -> tuple[hd.Found | None, hd.Nearest | None, Records]:
     """``header.find_layout`` over the plain layouts on ``records`` and the transposed ones on
     ``records`` transposed: (the header found, or None; the nearest row when none; the records the
-    header was found in)."""
+    header was found in). The best ``fit`` wins: most fields reached, then fewest block lines of a
+    transposed profile missing above its table, then the plain layouts and the shapes' order."""
     plain = [p for p in cands if p.transposed is None]
     found, near = hd.find_layout(plain, records) if plain else (None, None)
     used = records
@@ -115,11 +116,25 @@ def find_layout(cands: list, records: Records) -> tuple[hd.Found | None, hd.Near
         n, two_row, group_row, heading_row, blocks = spec
         turned = transposed(records, n, two_row=two_row, group_row=group_row, heading_row=heading_row, blocks=blocks)
         f, m = hd.find_layout(group, turned)
-        if f is not None and (found is None or len(f.match.columns) > len(found.match.columns)):
+        if f is not None and (found is None or fit(f, turned) > fit(found, used)):
             found, near, used = f, None, turned
         elif found is None and m is not None and (near is None or hd._score(m.match) > hd._score(near.match)):
             near = m
     return found, (near if found is None else None), used
+
+
+def fit(found: hd.Found, records: Records) -> tuple[int, int]:
+    """How well a header found in ``records`` fits: (the fields its columns reach, less, for a
+    transposed layout, its block labels that no line above the table holds). A transposed table's
+    block lines stand above it, so a profile whose block lines are not there (another product's
+    table of the same items, its dates elsewhere) fits less than one reaching as many fields that
+    needs none; a plain layout's block lines may stand anywhere and are not counted."""
+    p = found.match.profile
+    if p.transposed is None or p.report is None or not p.report.blocks:
+        return len(found.match.columns), 0
+    above = [c.strip() for _, cells in records[:found.first] for c in cells if c is not None and c.strip()]
+    absent = sum(1 for b in p.report.blocks if not any(re.match(b.label, c, re.I) for c in above))
+    return len(found.match.columns), -absent
 
 
 def _shape(p) -> tuple:
@@ -132,7 +147,7 @@ def _shape(p) -> tuple:
 
 def find_in_text(cands: list, data: bytes) -> tuple[Records, hd.Found, str] | None:
     """(every record of a delimited file, the header of a transposed layout found in them, the
-    delimiter), the layout reaching most fields; None when none reads it."""
+    delimiter), the layout that fits best (``fit``); None when none reads it."""
     best: tuple[Records, hd.Found, str] | None = None
     for p in cands:
         for d in p.delimiters:
@@ -141,9 +156,9 @@ def find_in_text(cands: list, data: bytes) -> tuple[Records, hd.Found, str] | No
             except rd.FileUnreadable:
                 continue
             found, _, records = find_layout([p], rd.delimited_records(text, d))
-            if found is not None and (best is None or len(found.match.columns) > len(best[1].match.columns)):
+            if found is not None and (best is None or fit(found, records) > fit(best[1], best[0])):
                 best = (records, found, d)
     return best
 
 
-__all__ = ["find_in_text", "find_layout", "table_start", "transposed"]
+__all__ = ["find_in_text", "find_layout", "fit", "table_start", "transposed"]
