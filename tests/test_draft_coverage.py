@@ -74,10 +74,11 @@ ENTRIES: list[Entry] = [
     *_both("rippling", "rippling_payroll_register"),
     *_both("timeclock_hours_minutes", "timeclock_payroll_summary"),
     *(Entry("transposed_months", fmt, (), payroll="example_a") for fmt in ("xlsx", "csv")),
-    *(Entry("bureau_workbook", fmt, (), payroll="bureau_workbook") for fmt in ("xlsx", "csv")),
-    *_both("transposed_register"),
-    Entry("repeated_tabs", "xlsx", ()),
-    *_both("code_lines_register"),
+    *(Entry("bureau_workbook", fmt, ("bureau_client_payroll_register",), payroll="bureau_workbook")
+      for fmt in ("xlsx", "csv")),
+    *_both("transposed_register", "payroll_summary_by_pay_run"),
+    Entry("repeated_tabs", "xlsx", ("payroll_register_by_group",)),
+    *_both("code_lines_register", "dynamics_pay_statement_lines"),
     Entry("shapes/register", "csv", ("register_lines",), payroll="shapes"),
     Entry("shapes/journal", "csv", ("journal_lines",), payroll="shapes"),
 ]
