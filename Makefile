@@ -23,7 +23,7 @@ demo: setup
 	$(VENV)/bin/impcredit annual --input data/sample --tax-year 2023 --as-of 2024-07-01 --out data/out/annual-2023 --workdir data/work
 
 test: setup
-	$(VENV)/bin/python -m pytest
+	$(VENV)/bin/python -m pytest -n 2 --dist loadfile
 
 bench: setup
 	$(VENV)/bin/python bench/run.py
