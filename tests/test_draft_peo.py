@@ -113,3 +113,26 @@ def test_only_a_column_headed_as_an_id_is_matched_with_the_roster():
     assert "employee_id" not in d.fields
     di.employee_column(d, header, values, di.Submission(roster_ids=frozenset({"e1", "e2", "e3"}), roster_from="r"))
     assert d.fields["employee_id"] == "Emp No"
+
+
+def test_the_cli_says_when_a_profile_already_reads_the_file_whole(tmp_path):
+    """A draft is for an export no profile reads: of a file a shipped profile reads whole, the draft is
+    still written (for comparison) and stderr names the profile and the check to run; of a file no
+    profile reads, nothing is said."""
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+    from tests.fixtures.exports import code_lines_register
+
+    sub = code_lines_register.write_submission(tmp_path / "sub", "csv")
+    (path,) = (sub / "payroll" / common.EMPLOYER).iterdir()
+    r = CliRunner().invoke(app, ["layouts", "draft", str(path), "--out", str(tmp_path / "p" / "jw.yaml")])
+    said = " ".join(r.output.split())
+    assert r.exit_code == 0 and (tmp_path / "p" / "jw.yaml").is_file(), r.output
+    assert (f"note: {path.name} is already read whole by profile 'dynamics_pay_statement_lines' (shipped): `impcredit layouts check "
+            f"'{path}'` shows how (the draft is for comparison)") in said, said
+    unread = tmp_path / "other" / "export.csv"
+    unread.parent.mkdir()
+    unread.write_text("Worker,Paid Hours,Pay,Period\nA1,80,1200.00,2023-01-06\n")
+    r = CliRunner().invoke(app, ["layouts", "draft", str(unread), "--out", str(tmp_path / "p" / "x.yaml")])
+    assert "already read whole" not in r.output, r.output

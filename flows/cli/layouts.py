@@ -147,6 +147,22 @@ def _print_check(result) -> None:
         out.print(f"[green]read whole:[/] {result.rows:,} row(s), no reject")
 
 
+def _already_read(file: Path, layouts) -> None:
+    """Said on stderr when the profiles in effect already read ``file`` whole (a draft is for an
+    export no profile reads; saved under another name it would be one more profile to keep)."""
+    from transforms.ingest.layout_check import check_file
+
+    try:
+        got = check_file(file, first_rows=0, layouts=layouts)
+    except common.known_errors():
+        return
+    if got.read_whole:
+        names = ", ".join(dict.fromkeys(f"'{t.profile}' ({t.origin})" for t in got.tables))
+        common.err.print(f"[yellow]note:[/] {escape(file.name)} is already read whole by profile {escape(names)}: "
+                         f"`impcredit layouts check {escape(shlex.quote(str(file)))}` shows how (the draft is for "
+                         "comparison)", soft_wrap=True)
+
+
 @layouts_app.command("draft")
 def draft(
     ctx: typer.Context,
@@ -174,7 +190,7 @@ def draft(
 
     Example: impcredit layouts draft "Paycheck Details.xlsx" --out profiles/square_paycheck_details.yaml
     """
-    cfg, _ = _profiles(ctx, profiles)
+    cfg, layouts = _profiles(ctx, profiles)
     from transforms.ingest.read.draft.draft import draft_profile, draft_yaml
     from transforms.ingest.read.draft.draft_ids import submission_of
 
@@ -185,6 +201,7 @@ def draft(
     except (ValueError, OSError) as exc:
         common.fail(str(exc))
         return
+    _already_read(file, layouts)
     if out is None:
         print(text, end="")
         return
