@@ -288,3 +288,20 @@ def test_the_summary_says_why_applications_are_held_by_source_at_80_columns(tmp_
     held = [line for line in text.splitlines() if "Held, not decided" in line or "by the Department" in line]
     assert len(held) == 2 and held[0].split("Held, not decided")[1].strip(" │").startswith("1 (held.csv says why")
     assert held[1].strip(" │").endswith("1") and "lines to correct" not in text
+
+
+@pytest.mark.parametrize(("module", "fmt"), [("patriot_payroll_details", "xlsx"), ("transposed_register", "csv")])
+def test_check_of_an_export_read_by_section_or_position_names_no_header_loosely(module, fmt, tmp_path):
+    """`impcredit check` of a shipped product's export whose profile names columns by section
+    (`{header: Amount, section: Employer Taxes}`: Patriot) or position (`{column: 1}`) and takes dates
+    from block lines: read whole, and no column it named so, nor a block line's value, is said to be
+    "read loosely" (it crashed on the section's alias: 'ColumnRef' object has no attribute 'casefold')."""
+    import importlib
+
+    mod = importlib.import_module(f"tests.fixtures.exports.{module}")
+    sub = mod.write_submission(tmp_path / "sub", fmt)
+    r = CliRunner().invoke(app, ["check", "--input", str(sub)], env={"COLUMNS": "80"})
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.output.split())
+    assert "This submission would be read whole" in said, said
+    assert "(block header line)" not in said and "is read as" not in said, said

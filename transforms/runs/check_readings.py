@@ -44,16 +44,27 @@ def _number(v: float) -> str:
     return text if text not in ("-0", "") else "0"
 
 
+def _names(alias, header: str) -> bool:
+    """Whether the layout's alias names this header: a word as written, or a column named by its
+    section or its position (``{header: Amount, section: ...}``, ``{column: 1}``: the layout's own
+    choice of this column, whatever its header reads)."""
+    if isinstance(alias, str):
+        return header.strip().casefold() == alias.casefold()
+    return alias.header is None or header.strip().casefold() == alias.header.casefold()
+
+
 def header_readings(where: str, columns: list[tuple[str, str | None]], profile) -> list[Reading]:
     """Each header that reaches a field though it is none of the layout's words for it."""
     out = []
     for header, f in columns:
-        if f is None or not header:
-            continue
+        if f is None or not header or (header.startswith(f"{f} (") and header.endswith(")")):
+            continue  # a value from a block line, the file's name, its folder or files.csv: no column's header
         aliases = profile.fields.get(f, [])
-        if header.strip().casefold() not in {a.casefold() for a in aliases}:
+        if not any(_names(a, header) for a in aliases):
+            named = next((a if isinstance(a, str) else a.header for a in aliases
+                          if isinstance(a, str) or a.header), f)
             out.append(Reading(where, header, f"the header \u201c{header}\u201d is read as {f} (the layout "
-                                              f"\u201c{profile.name}\u201d names it \u201c{aliases[0] if aliases else f}\u201d): "
+                                              f"\u201c{profile.name}\u201d names it \u201c{named}\u201d): "
                                               "check that this column holds it"))
     return out
 
