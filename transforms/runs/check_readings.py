@@ -44,13 +44,22 @@ def _number(v: float) -> str:
     return text if text not in ("-0", "") else "0"
 
 
+def _aliases(spec) -> list:
+    """A field's aliases: its list, or a total-or-parts field's total and the aliases of its parts
+    (a part named by another field is that field's own column)."""
+    if isinstance(spec, list):
+        return spec
+    return [*spec.total, *(a for part in spec.parts if isinstance(part, list) for a in part)]
+
+
 def _names(alias, header: str) -> bool:
     """Whether the layout's alias names this header: a word as written, or a column named by its
     section or its position (``{header: Amount, section: ...}``, ``{column: 1}``: the layout's own
     choice of this column, whatever its header reads)."""
+    said = " ".join(header.split()).casefold()  # runs of spaces as the header matcher reads them
     if isinstance(alias, str):
-        return header.strip().casefold() == alias.casefold()
-    return alias.header is None or header.strip().casefold() == alias.header.casefold()
+        return said == " ".join(alias.split()).casefold()
+    return alias.header is None or said == " ".join(alias.header.split()).casefold()
 
 
 def header_readings(where: str, columns: list[tuple[str, str | None]], profile) -> list[Reading]:
@@ -59,7 +68,7 @@ def header_readings(where: str, columns: list[tuple[str, str | None]], profile) 
     for header, f in columns:
         if f is None or not header or (header.startswith(f"{f} (") and header.endswith(")")):
             continue  # a value from a block line, the file's name, its folder or files.csv: no column's header
-        aliases = profile.fields.get(f, [])
+        aliases = _aliases(profile.fields.get(f, []))
         if not any(_names(a, header) for a in aliases):
             named = next((a if isinstance(a, str) else a.header for a in aliases
                           if isinstance(a, str) or a.header), f)
@@ -122,8 +131,8 @@ def _date_readings(where: str, st, col: str, profile) -> list[Reading]:
     firsts: dict[str, tuple[int, str, dt.date, int]] = {}
     for text, group in both.group_by("text"):
         t = str(text[0]).strip()
-        if any(_parses(t, f) for f in own):
-            continue
+        if any(_parses(t, f) for f in own) or re.fullmatch(r"\d{4}-\d{2}-\d{2}[ T]00:00(?::00(?:\.0+)?)?", t):
+            continue  # a workbook's date cell comes as its midnight: a date, not a time of day
         kind = ("a two-digit year" if re.fullmatch(r"\d{1,2}/\d{1,2}/\d{2}", t) else
                 "a time of day after it" if re.search(r"\d[ T]\d{1,2}:\d\d", t) else "another format")
         line = int(group["__line"].min())
