@@ -70,21 +70,7 @@ def _decides_as_canonical(mod, profile: str, fmt: str, tmp_path: Path, expected)
     file read whole by ``profile``, no reject, nothing held, the credits and awards of ``expected``
     to the cent. The payroll files' ingest records, for what their messages say."""
     sub = mod.write_submission(tmp_path / "sub", fmt)
-    staged, out = run.decide(sub, tmp_path / "work")
-    recs = sorted((f for f in staged.report.files if f.dataset == "payroll" and f.file != "payroll/files.csv"),
-                  key=lambda f: f.file)
-    assert [f.file for f in recs] == _payroll_files(sub)
-    for rec in recs:
-        assert rec.profile == profile, (rec.file, rec.profile, rec.message)
-        assert rec.status == "accepted", (rec.file, rec.status, rec.message)
-        assert rec.rows_read > 0 and rec.rows_accepted == rec.rows_read and rec.rows_rejected == 0, (
-            rec.file, rec.rows_read, rec.rows_accepted, rec.message)
-    assert staged.rejects.height == 0, staged.rejects.head(5)
-    awards = pl.read_csv(out / "awards.csv", infer_schema=False)
-    assert "HELD" not in set(awards["status"]), awards
-    assert not (out / "held.csv").exists() or pl.read_csv(out / "held.csv", infer_schema=False).height == 0
-    assert run.by_person(out, mod.EMPLOYEE_IDS) == expected
-    return recs
+    return run.read_whole_as(sub, tmp_path / "work", profile, _payroll_files(sub), expected, mod.EMPLOYEE_IDS)
 
 
 def _awards(out: Path) -> list[tuple]:
