@@ -44,14 +44,6 @@ def _number(v: float) -> str:
     return text if text not in ("-0", "") else "0"
 
 
-def _aliases(spec) -> list:
-    """A field's aliases: its list, or a total-or-parts field's total and the aliases of its parts
-    (a part named by another field is that field's own column)."""
-    if isinstance(spec, list):
-        return spec
-    return [*spec.total, *(a for part in spec.parts if isinstance(part, list) for a in part)]
-
-
 def _names(alias, header: str) -> bool:
     """Whether the layout's alias names this header: a word as written, or a column named by its
     section or its position (``{header: Amount, section: ...}``, ``{column: 1}``: the layout's own
@@ -68,7 +60,7 @@ def header_readings(where: str, columns: list[tuple[str, str | None]], profile) 
     for header, f in columns:
         if f is None or not header or (header.startswith(f"{f} (") and header.endswith(")")):
             continue  # a value from a block line, the file's name, its folder or files.csv: no column's header
-        aliases = _aliases(profile.fields.get(f, []))
+        aliases = profile.flat.get(f, [])
         if not any(_names(a, header) for a in aliases):
             named = next((a if isinstance(a, str) else a.header for a in aliases
                           if isinstance(a, str) or a.header), f)

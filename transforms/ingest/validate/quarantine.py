@@ -7,15 +7,16 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 
 import polars as pl
 
 from transforms.ingest.read import problems as pb
 from transforms.ingest.read.cast.canonical import StagedTable
+from transforms.ingest.read.files import context as ctx
 from transforms.ingest.read.files import readers as rd
 from transforms.ingest.read.files.line_limits import Limits
 from transforms.ingest.read.layouts.profile_files import load_profiles
+from transforms.ingest.read.reports import report_walk as rw
 from transforms.ingest.validate import engines as va
 from transforms.ingest.validate.masking import cells_json, mask_employer, mask_value
 
@@ -98,19 +99,16 @@ def _read_nothing(st: StagedTable, profile, empty: set[str]) -> tuple[list[str],
     sets is a column headed ``<field> (block header line)``) and the name patterns that matched no
     name (``<field> (file or sheet name)``)."""
     said, lost = [], set()
-    blocks = {c for c in empty if st.headers.get(c, "").endswith("(block header line)")}
+    blocks = {c for c in empty if st.headers.get(c, "").endswith(rw.BLOCK_SAID)}
     for b in profile.report.blocks:
         if set(b.sets) & blocks:
             said.append(f"no line matched report.blocks label '{b.label}' ({'alone ' if b.alone else ''}"
                         f"{'in the first cell' if b.first else 'in any cell'} of a line; it sets {', '.join(b.sets)})")
             lost |= set(b.sets) & blocks
-    named = {c for c in empty if st.headers.get(c, "").endswith("(file or sheet name)")}
-    specs = [("file_name", profile.report.file_name, f"the file's name '{PurePosixPath(st.source_file).name}'"),
-             ("sheet_name", profile.report.sheet_name, f"the sheet's name '{st.sheet}'" if st.sheet else None)]
-    for key, spec, name in specs:
-        if spec is not None and name is not None and set(re.compile(spec.pattern).groupindex) & named:
-            said.append(f"report.{key} '{spec.pattern}' matches nothing in {name}")
-            lost |= set(re.compile(spec.pattern).groupindex) & named
+    named = {c for c in empty if st.headers.get(c, "").endswith(rw.NAME_SAID)}
+    for words, fields in ctx.names_missed(profile, st.source_file, st.sheet, named):
+        said.append(words)
+        lost |= fields
     return said, lost
 
 

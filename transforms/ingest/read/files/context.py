@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 
 import polars as pl
 
+from transforms.ingest.read import problems as pb
 from transforms.ingest.read.cast.row_checks import CellError
 from transforms.ingest.read.files import readers as rd
 from transforms.ingest.read.files import workbooks as wbk
@@ -212,7 +213,7 @@ def unread_context(match: hd.Match, rel: str, sheet: str | None = None) -> CellE
     if profile.dataset != "payroll":
         return None
     where = f"{rel}[{sheet}]" if sheet else rel
-    said = f"profile '{profile.name}'" + (f", sheet '{sheet}'" if sheet else "") + ": "
+    said = pb.said_at(profile.name, sheet)
     if "employer_id" not in cols:
         return CellError(where, None, "employer_id", None, "no_employer_id",
                          said + "the file gives no employer id: put it in a folder named by the employer's FEIN "
@@ -238,9 +239,17 @@ def unread_context(match: hd.Match, rel: str, sheet: str | None = None) -> CellE
 def _name_missed(profile, rel: str, sheet: str | None, fields: set[str]) -> str:
     """``report.file_name 'P' matches nothing in the file's name 'N'; `` where the profile reads
     ``fields`` from the file's (or the sheet's) name and the name gave none of them."""
-    report = profile.report
+    return "".join(f"{said}; " for said, _ in names_missed(profile, rel, sheet, fields)[:1])
+
+
+def names_missed(profile, rel: str, sheet: str | None, fields: set[str]) -> list[tuple[str, set[str]]]:
+    """Each name pattern of ``profile`` (``report.file_name``, ``report.sheet_name``) that reads one of
+    ``fields`` from the file's (the sheet's) name, which gave none: what it matched nothing in, and
+    those fields."""
+    report, out = profile.report, []
     for key, spec, name in (("file_name", report and report.file_name, PurePosixPath(rel).name),
                             ("sheet_name", report and report.sheet_name, sheet)):
-        if spec and name is not None and fields & set(re.compile(spec.pattern).groupindex):
-            return f"report.{key} '{spec.pattern}' matches nothing in the {key.split('_')[0]}'s name {name!r}; "
-    return ""
+        if spec and name is not None and (lost := fields & set(re.compile(spec.pattern).groupindex)):
+            out.append((f"report.{key} '{spec.pattern}' matches nothing in the {key.split('_')[0]}'s name '{name}'",
+                        lost))
+    return out

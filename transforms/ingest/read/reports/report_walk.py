@@ -260,11 +260,14 @@ def _placed(cells: list[str | None], pos: list[int], width: int | None) -> list[
     return out
 
 
+BLOCK_SAID, NAME_SAID = "(block header line)", "(file or sheet name)"  # how such a field's column is headed
+
+
 def _said_by(column: str) -> str:
     """How a rejected value from outside the rows is named: the field and where it came from."""
     if column.startswith("__block_"):
-        return f"{column.removeprefix('__block_')} (block header line)"
-    return f"{column.removeprefix('__name_')} (file or sheet name)"
+        return f"{column.removeprefix('__block_')} {BLOCK_SAID}"
+    return f"{column.removeprefix('__name_')} {NAME_SAID}"
 
 
 def _as_cells(table: rd.RawTable, match: hd.Match) -> tuple[rd.RawTable, hd.Match]:
